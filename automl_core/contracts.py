@@ -1,0 +1,244 @@
+"""The contracts between the run loop and the plugins.
+
+Each kind of component is a small abstract base class: subclass it, implement the abstract
+methods, and register a factory for it in a plugin (see :mod:`automl_core.hookspecs`).
+Factories are called with the recipe's ``params`` as keyword arguments, so a component's
+parameters are simply its constructor's keyword arguments.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from automl_core.space import SearchSpace
+from automl_core.trial import Candidate, Config, Result, Trial
+
+# ---------------------------------------------------------------------------------------------
+# Meta-data and meta-features
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class MetaData:
+    """Results of earlier searches on other datasets: the raw material of meta-learning.
+
+    ``performance[i, j]`` is the loss (lower is better) of ``configs[j]`` on ``datasets[i]``;
+    NaN where it was not run. ``metafeatures`` has one row per dataset (index = dataset ids).
+    ``splits`` names fixed subsets of dataset ids (``train``, ``test``...) where the source
+    defines them. ``space`` names the space the configurations belong to.
+    """
+
+    datasets: list[str]
+    configs: list[dict[str, Any]]
+    performance: np.ndarray
+    metafeatures: pd.DataFrame | None = None
+    runtimes: np.ndarray | None = None
+    splits: dict[str, list[str]] = field(default_factory=dict)
+    space: str = ""
+
+    def __post_init__(self) -> None:
+        self.performance = np.asarray(self.performance, dtype=float)
+        expected = (len(self.datasets), len(self.configs))
+        if self.performance.shape != expected:
+            raise ValueError(
+                f"performance has shape {self.performance.shape}, expected {expected} "
+                "(datasets x configurations)"
+            )
+
+    def best_configs(self, dataset: str, k: int = 1) -> list[dict[str, Any]]:
+        """The ``k`` configurations with the lowest observed loss on ``dataset``."""
+        row = self.performance[self.datasets.index(dataset)]
+        observed = np.flatnonzero(np.isfinite(row))
+        order = observed[np.argsort(row[observed], kind="stable")]
+        return [self.configs[j] for j in order[:k]]
+
+
+@dataclass(frozen=True)
+class TaskDescription:
+    """What is known about the task before the search: for meta-learning components."""
+
+    dataset: str
+    task: str
+    n_rows: int
+    n_features: int
+    metric: str
+    metafeatures: Mapping[str, float] = field(default_factory=dict)
+
+
+class MetaFeatureProvider(abc.ABC):
+    """Describes a dataset by a named vector of meta-features."""
+
+    @abc.abstractmethod
+    def compute(self, X: pd.DataFrame, y: np.ndarray, task: str) -> dict[str, float]:
+        """The meta-features of one dataset (NaN for a feature that could not be computed)."""
+
+    def fit(self, metadata: MetaData) -> None:  # noqa: B027 -- optional, deliberately empty
+        """Learn from meta-data (learned providers such as Dida or Metabu); optional."""
+
+
+@dataclass
+class WarmStart:
+    """Where a search starts: configurations to try first, and optionally a surrogate state."""
+
+    configs: list[dict[str, Any]] = field(default_factory=list)
+    surrogate_state: Any = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class WarmStarter(abc.ABC):
+    """Chooses initial configurations (and possibly a pretrained model) for a new task."""
+
+    @abc.abstractmethod
+    def suggest(self, task: TaskDescription, space: SearchSpace, n: int) -> WarmStart:
+        """Up to ``n`` configurations, valid in ``space``, best first."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Surrogates and strategies
+# ---------------------------------------------------------------------------------------------
+
+
+class Surrogate(abc.ABC):
+    """A regression model of the loss over encoded configurations, with uncertainty."""
+
+    @abc.abstractmethod
+    def fit(self, X: np.ndarray, y: np.ndarray) -> Surrogate:
+        """Fit on encoded configurations ``X`` (n x d) and their losses ``y`` (n,)."""
+
+    @abc.abstractmethod
+    def predict(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Predicted mean and standard deviation of the loss at each row of ``X``."""
+
+    def meta_fit(self, metadata: MetaData, space: SearchSpace) -> None:  # noqa: B027
+        """Pre-train on other datasets (DeepPipe, shared latent space); optional."""
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """The budget range of a multi-fidelity search; ``kind`` is ``subsample`` or ``iterations``."""
+
+    kind: str
+    min: float
+    max: float
+
+
+@dataclass
+class SearchContext:
+    """Everything a strategy is handed at set-up."""
+
+    space: SearchSpace
+    seed: int
+    surrogate_factory: Callable[[], Surrogate] | None = None
+    warm_start: WarmStart | None = None
+    fidelity: Fidelity | None = None
+    task: TaskDescription | None = None
+
+
+class SearchStrategy(abc.ABC):
+    """Proposes configurations (``ask``) and learns from their results (``tell``).
+
+    The run loop may call ``ask`` several times before the first ``tell`` (parallel workers),
+    and results may arrive in any order. ``ask`` returns ``None`` when the strategy has nothing
+    left to propose (e.g. a finite pool is exhausted); the run then ends.
+    """
+
+    context: SearchContext
+
+    def setup(self, context: SearchContext) -> None:
+        """Called once before the first ``ask``."""
+        self.context = context
+
+    @abc.abstractmethod
+    def ask(self) -> Candidate | None:
+        """The next configuration to evaluate."""
+
+    @abc.abstractmethod
+    def tell(self, trial: Trial, result: Result) -> None:
+        """The result of a trial this strategy proposed (or one replayed on resume)."""
+
+    def state(self) -> dict[str, Any] | None:
+        """A JSON-able snapshot for resume; ``None`` means: resume by replaying ``tell``."""
+        return None
+
+    def restore(self, state: dict[str, Any]) -> None:  # noqa: B027
+        """Inverse of :meth:`state`."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation and execution
+# ---------------------------------------------------------------------------------------------
+
+
+class Evaluator(abc.ABC):
+    """Turns a trial into a result: fits and scores a pipeline, or looks a result up."""
+
+    @abc.abstractmethod
+    def evaluate(self, trial: Trial) -> Result:
+        """Never raises for a bad configuration: a failure is a ``Result`` with its status."""
+
+
+class Executor(abc.ABC):
+    """Runs evaluations, perhaps elsewhere; the run loop keeps ``capacity`` trials in flight."""
+
+    capacity: int = 1
+
+    @abc.abstractmethod
+    def submit(self, evaluator: Evaluator, trial: Trial) -> Future[Result]:
+        """Start evaluating ``trial``; the future resolves to its ``Result``."""
+
+    def shutdown(self) -> None:  # noqa: B027 -- nothing to release by default
+        """Release workers; called once at the end of a run."""
+
+
+class Ensembler(abc.ABC):
+    """Combines trials' out-of-sample predictions into a weighted ensemble."""
+
+    @abc.abstractmethod
+    def fit(
+        self,
+        predictions: Sequence[np.ndarray],
+        y: np.ndarray,
+        loss: Callable[[np.ndarray, np.ndarray], float],
+    ) -> np.ndarray:
+        """Weights (summing to 1) over ``predictions``, minimising ``loss(y, blend)``."""
+
+
+class Benchmark(abc.ABC):
+    """A table-lookup objective: a pool space and an evaluator per dataset of a meta-dataset."""
+
+    @abc.abstractmethod
+    def datasets(self, split: str | None = None) -> list[str]:
+        """The dataset ids, or those of one named split."""
+
+    @abc.abstractmethod
+    def space(self, dataset: str) -> SearchSpace:
+        """The candidates that may be offered on ``dataset``."""
+
+    @abc.abstractmethod
+    def evaluator(self, dataset: str, seed: int) -> Evaluator:
+        """Looks results up for ``dataset``."""
+
+
+__all__ = [
+    "Benchmark",
+    "Config",
+    "Ensembler",
+    "Evaluator",
+    "Executor",
+    "Fidelity",
+    "MetaData",
+    "MetaFeatureProvider",
+    "SearchContext",
+    "SearchStrategy",
+    "Surrogate",
+    "TaskDescription",
+    "WarmStart",
+    "WarmStarter",
+]

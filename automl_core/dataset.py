@@ -1,0 +1,100 @@
+"""The tabular dataset type every source produces, and the checks every dataset passes.
+
+Sources (``sklearn:``, ``csv:``, ``keel:``... see :mod:`automl_core.sources`) are plugins
+registered with ``register_dataset_sources``; each returns a :class:`Dataset`, and
+:func:`check_dataset` rejects data a search cannot use, with a message that says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+from automl_core.errors import DatasetError
+
+TASKS = ("classification", "regression")
+
+
+@dataclass
+class Dataset:
+    """Features as a DataFrame (dtypes kept: ``category``/``object``/``bool`` columns are
+    categorical), a 1-d target, and the task."""
+
+    name: str
+    X: pd.DataFrame
+    y: np.ndarray
+    task: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def categorical_columns(self) -> list[str]:
+        return [c for c in self.X.columns if is_categorical(self.X[c])]
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.X)
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+
+def is_categorical(column: pd.Series) -> bool:
+    """Whether a column is treated as categorical by the pipelines."""
+    return not is_numeric_dtype(column.dtype) or is_bool_dtype(column.dtype)
+
+
+def infer_task(y: pd.Series | np.ndarray) -> str:
+    """``regression`` for a float target with non-integer values, else ``classification``."""
+    series = pd.Series(y).dropna()
+    if is_numeric_dtype(series.dtype) and not is_bool_dtype(series.dtype):
+        values = series.to_numpy(dtype=float)
+        if series.dtype.kind == "f" and not np.all(np.equal(np.mod(values, 1), 0)):
+            return "regression"
+    return "classification"
+
+
+def check_dataset(dataset: Dataset) -> Dataset:
+    """Reject a dataset that no search can use; return it unchanged otherwise."""
+    where = f"dataset {dataset.name!r}"
+    if dataset.task not in TASKS:
+        raise DatasetError(f"{where}: task {dataset.task!r} is not one of {', '.join(TASKS)}")
+    if dataset.X.shape[0] == 0:
+        raise DatasetError(f"{where}: has no rows")
+    if dataset.X.shape[1] == 0:
+        raise DatasetError(f"{where}: has no feature columns")
+    y = np.asarray(dataset.y)
+    if y.ndim != 1 or len(y) != len(dataset.X):
+        raise DatasetError(
+            f"{where}: target has shape {y.shape}, expected ({len(dataset.X)},) "
+            "(one value per row)"
+        )
+    missing = pd.isna(pd.Series(y))
+    if missing.any():
+        rows = np.flatnonzero(missing.to_numpy())[:5].tolist()
+        raise DatasetError(
+            f"{where}: target has {int(missing.sum())} missing values (first rows: {rows}); "
+            "drop or fill those rows first"
+        )
+    if dataset.task == "classification":
+        classes = pd.unique(pd.Series(y))
+        if len(classes) < 2:
+            raise DatasetError(
+                f"{where}: classification needs at least 2 classes, the target has "
+                f"{len(classes)} ({classes[:1].tolist()})"
+            )
+    else:
+        series = pd.Series(y)
+        if not is_numeric_dtype(series.dtype) or is_bool_dtype(series.dtype):
+            examples = series.astype(str).unique()[:3].tolist()
+            raise DatasetError(
+                f"{where}: regression needs a numeric target, got dtype {series.dtype} "
+                f"(values such as {examples})"
+            )
+        if not np.all(np.isfinite(series.to_numpy(dtype=float))):
+            raise DatasetError(f"{where}: regression target has infinite values")
+    return dataset

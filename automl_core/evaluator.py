@@ -1,0 +1,177 @@
+"""Fitting and scoring a pipeline under holdout or k-fold cross-validation.
+
+The splits are drawn once, when the evaluator is made, so that every trial is scored on the
+same rows: losses are comparable and the stored out-of-sample predictions line up for
+ensembling. An exception in a pipeline becomes a ``crashed`` result with its traceback; it
+never stops the search.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
+from sklearn.preprocessing import LabelEncoder
+
+from automl_core.contracts import Evaluator
+from automl_core.dataset import Dataset
+from automl_core.metrics import METRICS, Metric
+from automl_core.space import BuildContext, PipelineSpace
+from automl_core.trial import Result, Status, Trial
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """``holdout`` keeps ``fraction`` of the rows for validation; ``cv`` uses ``folds`` folds."""
+
+    kind: str = "holdout"
+    fraction: float = 0.33
+    folds: int = 5
+
+    def describe(self) -> str:
+        return f"holdout {self.fraction}" if self.kind == "holdout" else f"{self.folds}-fold CV"
+
+
+def make_splits(
+    y: np.ndarray, task: str, resampling: Resampling, seed: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train rows, validation rows) per fold; stratified for classification when possible."""
+    rows = np.arange(len(y))
+    stratify = task == "classification" and np.min(np.bincount(y)) >= 2
+    if resampling.kind == "holdout":
+        train, valid = train_test_split(
+            rows,
+            test_size=resampling.fraction,
+            random_state=seed,
+            stratify=y if stratify else None,
+        )
+        return [(np.sort(train), np.sort(valid))]
+    enough = stratify and np.min(np.bincount(y)) >= resampling.folds
+    splitter = (StratifiedKFold if enough else KFold)(
+        resampling.folds, shuffle=True, random_state=seed
+    )
+    return list(splitter.split(rows, y if enough else None))
+
+
+def predict_scores(estimator: object, X: pd.DataFrame, n_classes: int) -> np.ndarray:
+    """Class probabilities in columns 0..n_classes-1, whatever the estimator offers."""
+    classes = np.asarray(getattr(estimator, "classes_", np.arange(n_classes)), dtype=int)
+    if hasattr(estimator, "predict_proba"):
+        partial = np.asarray(estimator.predict_proba(X), dtype=float)
+    elif hasattr(estimator, "decision_function"):
+        decision = np.asarray(estimator.decision_function(X), dtype=float)
+        if decision.ndim == 1:  # binary: one margin
+            decision = np.column_stack([-decision, decision])
+        shifted = np.exp(decision - decision.max(axis=1, keepdims=True))
+        partial = shifted / shifted.sum(axis=1, keepdims=True)
+    else:
+        partial = np.eye(len(classes))[np.searchsorted(classes, estimator.predict(X))]
+    proba = np.zeros((len(X), n_classes))
+    proba[:, classes] = partial
+    return proba
+
+
+class PipelineEvaluator(Evaluator):
+    """Evaluates configurations of a :class:`PipelineSpace` on a dataset."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        space: PipelineSpace,
+        metric: Metric,
+        resampling: Resampling,
+        seed: int = 0,
+    ) -> None:
+        self.dataset = dataset
+        self.space = space
+        self.metric = metric
+        self.resampling = resampling
+        self.seed = seed
+        self.task = dataset.task
+        if self.task == "classification":
+            self.label_encoder: LabelEncoder | None = LabelEncoder().fit(dataset.y)
+            self.y = self.label_encoder.transform(dataset.y)
+            self.n_classes = len(self.label_encoder.classes_)
+        else:
+            self.label_encoder = None
+            self.y = np.asarray(dataset.y, dtype=float)
+            self.n_classes = 0
+        self.splits = make_splits(self.y, self.task, resampling, seed)
+        #: rows whose out-of-sample predictions a result carries, in this order
+        self.validation_rows = np.sort(np.concatenate([valid for _, valid in self.splits]))
+
+    @property
+    def validation_targets(self) -> np.ndarray:
+        return self.y[self.validation_rows]
+
+    def evaluate(self, trial: Trial) -> Result:
+        start = time.perf_counter()
+        try:
+            result = self._fit_and_score(trial)
+        except Exception as error:  # any failure of a pipeline is the trial's, not the run's
+            text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+            return Result.failure(Status.CRASHED, text, time.perf_counter() - start)
+        result.duration = time.perf_counter() - start
+        return result
+
+    def _fit_and_score(self, trial: Trial) -> Result:
+        context = BuildContext(task=self.task, seed=self.seed)
+        template = self.space.build(trial.config, context)
+        width = self.n_classes if self.task == "classification" else 1
+        predictions = np.full((len(self.y), width), np.nan)
+        fit_time = predict_time = 0.0
+        X = self.dataset.X
+        for train, valid in self.splits:
+            model = clone(template)
+            tick = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.fit(X.iloc[train], self.y[train])
+            tock = time.perf_counter()
+            predictions[valid] = self._predict(model, X.iloc[valid])
+            predict_time += time.perf_counter() - tock
+            fit_time += tock - tick
+        held_out = predictions[self.validation_rows]
+        if self.task == "regression":
+            held_out = held_out[:, 0]
+        if not np.all(np.isfinite(held_out)):
+            raise ValueError("the pipeline predicted NaN or infinite values")
+        loss = self.metric.loss(self.validation_targets, held_out)
+        return Result(
+            status=Status.OK,
+            loss=loss,
+            metrics=self.scores(held_out),
+            fit_time=fit_time,
+            predict_time=predict_time,
+            predictions=held_out.astype(np.float32),
+        )
+
+    def _predict(self, model: object, X: pd.DataFrame) -> np.ndarray:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if self.task == "classification":
+                return predict_scores(model, X, self.n_classes)
+            return np.asarray(model.predict(X), dtype=float).reshape(-1, 1)  # type: ignore[attr-defined]
+
+    def scores(self, predictions: np.ndarray) -> dict[str, float]:
+        """Every metric of the task on the validation rows (NaN where undefined)."""
+        return score_all(self.task, self.validation_targets, predictions)
+
+
+def score_all(task: str, y: np.ndarray, predictions: np.ndarray) -> dict[str, float]:
+    """Every metric of ``task`` for ``predictions`` (probabilities or values)."""
+    scores = {}
+    for name, metric in METRICS.items():
+        if metric.task != task:
+            continue
+        try:
+            scores[name] = float(metric.score(y, predictions))
+        except ValueError:
+            scores[name] = float("nan")
+    return scores

@@ -1,0 +1,211 @@
+"""The run history: every trial of a run, in one SQLite file in the run folder.
+
+One writer, the driver process, so there is no locking contention. A trial is written when it
+starts (status ``running``) and again when it ends, each in its own transaction, so a run
+killed at any moment leaves a consistent file that says which trials finished and which were
+in flight. Out-of-sample predictions are stored beside each trial for ensembling.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from automl_core.trial import Result, Status, Trial
+
+RUNNING = "running"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trials (
+    id INTEGER PRIMARY KEY,
+    config TEXT NOT NULL,
+    budget REAL,
+    origin TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL,
+    loss REAL,
+    metrics TEXT NOT NULL DEFAULT '{}',
+    fit_time REAL,
+    predict_time REAL,
+    duration REAL,
+    error TEXT,
+    started_at REAL NOT NULL,
+    finished_at REAL
+);
+CREATE TABLE IF NOT EXISTS predictions (
+    trial_id INTEGER PRIMARY KEY REFERENCES trials(id),
+    array BLOB NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class StoredTrial:
+    """A row of the history: the trial and, once finished, its result (without predictions)."""
+
+    trial: Trial
+    status: str
+    loss: float
+    metrics: dict[str, float] = field(default_factory=dict)
+    fit_time: float | None = None
+    predict_time: float | None = None
+    duration: float | None = None
+    error: str | None = None
+    started_at: float = 0.0
+    finished_at: float | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status != RUNNING
+
+    def result(self) -> Result:
+        return Result(
+            status=Status(self.status),
+            loss=self.loss,
+            metrics=dict(self.metrics),
+            fit_time=self.fit_time or 0.0,
+            predict_time=self.predict_time or 0.0,
+            duration=self.duration or 0.0,
+            error=self.error,
+        )
+
+
+def _dump_array(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+class RunHistory:
+    """Read and write access to ``history.sqlite`` of a run folder."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> RunHistory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- metadata ------------------------------------------------------------------------
+    def set_meta(self, key: str, value: Any) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value))
+        )
+
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    # -- trials --------------------------------------------------------------------------
+    def start(self, trial: Trial) -> None:
+        """Record that ``trial`` was handed to an executor."""
+        self._db.execute(
+            "INSERT INTO trials (id, config, budget, origin, status, started_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (trial.id, json.dumps(dict(trial.config)), trial.budget, trial.origin, RUNNING,
+             time.time()),
+        )
+
+    def finish(self, trial: Trial, result: Result) -> None:
+        """Record the result of ``trial`` (and its predictions) in one transaction."""
+        with self._transaction():
+            self._db.execute(
+                "UPDATE trials SET status=?, loss=?, metrics=?, fit_time=?, predict_time=?, "
+                "duration=?, error=?, finished_at=? WHERE id=?",
+                (
+                    result.status.value,
+                    _finite_or_none(result.loss),
+                    json.dumps(result.metrics),
+                    result.fit_time,
+                    result.predict_time,
+                    result.duration,
+                    result.error,
+                    time.time(),
+                    trial.id,
+                ),
+            )
+            if result.predictions is not None:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO predictions (trial_id, array) VALUES (?, ?)",
+                    (trial.id, _dump_array(result.predictions)),
+                )
+
+    def trials(self, *, finished_only: bool = False) -> list[StoredTrial]:
+        query = (
+            "SELECT id, config, budget, origin, status, loss, metrics, fit_time, predict_time, "
+            "duration, error, started_at, finished_at FROM trials"
+        )
+        if finished_only:
+            query += f" WHERE status != '{RUNNING}'"
+        return [self._row(row) for row in self._db.execute(query + " ORDER BY id")]
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
+
+    def best(self, n: int = 1) -> list[StoredTrial]:
+        """The ``n`` finished trials with the lowest loss (ties: earliest first)."""
+        rows = self._db.execute(
+            "SELECT id, config, budget, origin, status, loss, metrics, fit_time, predict_time, "
+            "duration, error, started_at, finished_at FROM trials "
+            "WHERE status = 'ok' AND loss IS NOT NULL ORDER BY loss, id LIMIT ?",
+            (n,),
+        )
+        return [self._row(row) for row in rows]
+
+    def predictions(self, trial_id: int) -> np.ndarray | None:
+        row = self._db.execute(
+            "SELECT array FROM predictions WHERE trial_id = ?", (trial_id,)
+        ).fetchone()
+        return np.load(io.BytesIO(row[0]), allow_pickle=False) if row else None
+
+    @staticmethod
+    def _row(row: tuple) -> StoredTrial:
+        (id_, config, budget, origin, status, loss, metrics, fit_time, predict_time, duration,
+         error, started_at, finished_at) = row
+        return StoredTrial(
+            trial=Trial(id_, json.loads(config), budget, origin),
+            status=status,
+            loss=math.inf if loss is None else loss,
+            metrics=json.loads(metrics),
+            fit_time=fit_time,
+            predict_time=predict_time,
+            duration=duration,
+            error=error,
+            started_at=started_at,
+            finished_at=finished_at,
+        )
+
+    class _Transaction:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def __enter__(self) -> None:
+            self.db.execute("BEGIN")
+
+        def __exit__(self, exc_type: object, *_: object) -> None:
+            self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+    def _transaction(self) -> RunHistory._Transaction:
+        return RunHistory._Transaction(self._db)

@@ -1,0 +1,105 @@
+"""The hooks a plugin may implement.
+
+A plugin is a module (or object) with functions decorated by ``automl_core.hookimpl`` and
+named after these specifications; it is found through the ``automl_core`` entry-point group::
+
+    [project.entry-points.automl_core]
+    my_surrogate = "my_package.plugin"
+
+Registration hooks receive a ``register`` callback, so one plugin can register several named
+components. Names are the public contract: recipes refer to components by name only. An
+implementation may accept fewer arguments than the specification (pluggy prunes them), which
+keeps old plugins working when a hook gains an argument.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+PROJECT = "automl_core"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+# --- registration hooks --------------------------------------------------------------------
+# ``register(name, factory, description="")``: ``factory(**params)`` builds the component
+# from the recipe's params.
+
+
+@hookspec
+def register_search_strategies(register: Any) -> None:
+    """Register :class:`~automl_core.contracts.SearchStrategy` factories."""
+
+
+@hookspec
+def register_surrogates(register: Any) -> None:
+    """Register :class:`~automl_core.contracts.Surrogate` factories."""
+
+
+@hookspec
+def register_metafeature_providers(register: Any) -> None:
+    """Register :class:`~automl_core.contracts.MetaFeatureProvider` factories."""
+
+
+@hookspec
+def register_warmstarters(register: Any) -> None:
+    """Register :class:`~automl_core.contracts.WarmStarter` factories."""
+
+
+@hookspec
+def register_executors(register: Any) -> None:
+    """Register :class:`~automl_core.contracts.Executor` factories."""
+
+
+@hookspec
+def register_ensemblers(register: Any) -> None:
+    """Register :class:`~automl_core.contracts.Ensembler` factories."""
+
+
+@hookspec
+def register_benchmarks(register: Any) -> None:
+    """Register :class:`~automl_core.contracts.Benchmark` factories (table-lookup objectives)."""
+
+
+@hookspec
+def register_metadata(register: Any) -> None:
+    """Register loaders of :class:`~automl_core.contracts.MetaData`: ``loader(**params)``."""
+
+
+@hookspec
+def register_dataset_sources(register: Any) -> None:
+    """Register dataset sources: ``register("keel", load)`` where ``load(reference, **options)``
+    returns a :class:`~automl_core.dataset.Dataset` for the recipe value ``keel:<reference>``."""
+
+
+@hookspec
+def register_spaces(register: Any) -> None:
+    """Register search spaces: ``factory(components, **params)`` returns a SearchSpace, given
+    every registered :class:`~automl_core.space.PipelineComponent` (so that a third-party
+    component joins the spaces whose stages it names)."""
+
+
+@hookspec
+def register_components(register: Any) -> None:
+    """Register pipeline steps: ``register(component)`` with a
+    :class:`~automl_core.space.PipelineComponent`; its name is ``<stage>:<name>``."""
+
+
+# --- lifecycle hooks, for observers (loggers, progress displays, early stopping) -----------
+
+
+@hookspec
+def on_run_start(run: Any) -> None:
+    """A run begins; ``run`` is the :class:`~automl_core.runner.RunInfo`."""
+
+
+@hookspec
+def on_trial_end(run: Any, trial: Any, result: Any) -> None:
+    """A trial finished and its result is stored in the history."""
+
+
+@hookspec
+def on_run_end(run: Any, summary: Any) -> None:
+    """A run ended; ``summary`` is the :class:`~automl_core.runner.RunSummary`."""

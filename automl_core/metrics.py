@@ -1,0 +1,92 @@
+"""Metrics, and the losses the search minimises.
+
+Every metric becomes a loss where lower is better: ``loss = optimum - score`` for metrics
+where greater is better (so a perfect model has loss 0, as in auto-sklearn), and the metric
+itself for error metrics (log loss, RMSE...). Classification metrics receive class
+probabilities (n x k), so that one stored prediction serves every metric and ensembling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn import metrics as skm
+
+from automl_core.errors import AutoMLError
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named score with its direction and what it needs as input."""
+
+    name: str
+    task: str
+    score: Callable[[np.ndarray, np.ndarray], float]
+    greater_is_better: bool = True
+    optimum: float = 1.0
+
+    def loss(self, y_true: np.ndarray, y_pred: np.ndarray) -> float:
+        """The loss (lower is better) of predictions: probabilities or values."""
+        value = float(self.score(y_true, y_pred))
+        return self.optimum - value if self.greater_is_better else value
+
+
+def _labels(proba: np.ndarray) -> np.ndarray:
+    return np.argmax(proba, axis=1)
+
+
+def _roc_auc(y: np.ndarray, proba: np.ndarray) -> float:
+    if proba.shape[1] == 2:
+        return float(skm.roc_auc_score(y, proba[:, 1]))
+    return float(skm.roc_auc_score(y, proba, multi_class="ovr", labels=np.arange(proba.shape[1])))
+
+
+def _log_loss(y: np.ndarray, proba: np.ndarray) -> float:
+    return float(skm.log_loss(y, proba, labels=np.arange(proba.shape[1])))
+
+
+def _f1_macro(y: np.ndarray, proba: np.ndarray) -> float:
+    return float(skm.f1_score(y, _labels(proba), average="macro"))
+
+
+def _rmse(y: np.ndarray, pred: np.ndarray) -> float:
+    return float(np.sqrt(skm.mean_squared_error(y, pred)))
+
+
+#: Classification metrics take integer labels 0..k-1 and an (n, k) probability matrix.
+CLASSIFICATION = {
+    "accuracy": Metric("accuracy", "classification", lambda y, p: skm.accuracy_score(y, _labels(p))),
+    "balanced_accuracy": Metric(
+        "balanced_accuracy",
+        "classification",
+        lambda y, p: skm.balanced_accuracy_score(y, _labels(p)),
+    ),
+    "roc_auc": Metric("roc_auc", "classification", _roc_auc),
+    "log_loss": Metric("log_loss", "classification", _log_loss, False, 0.0),
+    "f1_macro": Metric("f1_macro", "classification", _f1_macro),
+}
+
+REGRESSION = {
+    "r2": Metric("r2", "regression", skm.r2_score),
+    "rmse": Metric("rmse", "regression", _rmse, False, 0.0),
+    "mse": Metric("mse", "regression", skm.mean_squared_error, False, 0.0),
+    "mae": Metric("mae", "regression", skm.mean_absolute_error, False, 0.0),
+}
+
+METRICS = {**CLASSIFICATION, **REGRESSION}
+DEFAULT_METRIC = {"classification": "balanced_accuracy", "regression": "r2"}
+
+
+def get_metric(name: str, task: str | None = None) -> Metric:
+    """The metric called ``name``; an error lists the ones that fit the task."""
+    metric = METRICS.get(name)
+    if metric is None or (task is not None and metric.task != task):
+        fitting = sorted(n for n, m in METRICS.items() if task is None or m.task == task)
+        raise AutoMLError(f"unknown {task or ''} metric {name!r}; choose one of {fitting}")
+    return metric
+
+
+def metric_names(task: str | None = None) -> list[str]:
+    return sorted(n for n, m in METRICS.items() if task is None or m.task == task)

@@ -1,0 +1,48 @@
+"""The model a run leaves behind: one refitted pipeline or a weighted ensemble of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.preprocessing import LabelEncoder
+
+from automl_core.evaluator import predict_scores
+
+
+@dataclass
+class TrainedModel:
+    """Fitted pipelines with weights, predicting in the dataset's original labels.
+
+    A single best pipeline is an ensemble of one with weight 1.
+    """
+
+    task: str
+    estimators: Sequence[Any]
+    weights: np.ndarray
+    label_encoder: LabelEncoder | None = None
+    configs: list[dict[str, Any]] = field(default_factory=list)
+
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        if self.label_encoder is None:
+            raise AttributeError("predict_proba is only defined for classification")
+        n_classes = len(self.label_encoder.classes_)
+        blend = np.zeros((len(X), n_classes))
+        for weight, estimator in zip(self.weights, self.estimators, strict=True):
+            blend += weight * predict_scores(estimator, X, n_classes)
+        return blend
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        if self.label_encoder is not None:
+            return self.label_encoder.inverse_transform(np.argmax(self.predict_proba(X), axis=1))
+        return sum(
+            w * np.asarray(e.predict(X), dtype=float)
+            for w, e in zip(self.weights, self.estimators, strict=True)
+        )  # type: ignore[return-value]
+
+    def raw_predictions(self, X: pd.DataFrame) -> np.ndarray:
+        """Probabilities (classification) or values (regression), as metrics take them."""
+        return self.predict_proba(X) if self.label_encoder is not None else self.predict(X)

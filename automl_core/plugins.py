@@ -1,0 +1,316 @@
+"""Finding plugins and the components they register.
+
+:func:`load_plugins` registers the core's own default plugins, then every module of the
+``automl_core`` entry-point group (filtered by ``AUTOML_LOAD_PLUGINS``), calls each
+registration hook once per plugin, and returns a :class:`Plugins`: the plugin manager plus a
+registry of named components per kind. A plugin that fails to import, or whose registration
+hook raises, is recorded in :attr:`Plugins.broken` and the others still load.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import os
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from automl_core import hookspecs
+from automl_core.errors import PluginError, UnknownComponentError
+from automl_core.space import PipelineComponent
+
+ENTRY_POINT_GROUP = "automl_core"
+#: Comma-separated entry-point (or distribution) names to load; empty loads none. Unset: all.
+LOAD_PLUGINS_ENV = "AUTOML_LOAD_PLUGINS"
+
+#: The core's own plugins, registered like any other (the "dogfood" rule).
+DEFAULT_PLUGINS = (
+    "automl_core.builtins.random_search",
+    "automl_core.builtins.sequential",
+    "automl_core.builtins.sources",
+)
+
+#: kind -> the registration hook that fills it.
+KINDS: dict[str, str] = {
+    "search_strategy": "register_search_strategies",
+    "surrogate": "register_surrogates",
+    "metafeature_provider": "register_metafeature_providers",
+    "warmstarter": "register_warmstarters",
+    "executor": "register_executors",
+    "ensembler": "register_ensemblers",
+    "benchmark": "register_benchmarks",
+    "metadata": "register_metadata",
+    "dataset_source": "register_dataset_sources",
+    "space": "register_spaces",
+    "component": "register_components",
+}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Which plugin (and distribution) something came from."""
+
+    plugin: str
+    distribution: str
+    version: str
+
+    def __str__(self) -> str:
+        return f"{self.distribution} {self.version} (plugin {self.plugin!r})"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One named component, with where it came from."""
+
+    kind: str
+    name: str
+    obj: Any
+    origin: Origin
+    description: str = ""
+
+    def parameters(self) -> dict[str, Any]:
+        """The factory's keyword parameters and their defaults (what a recipe may set)."""
+        target = self.obj.__init__ if inspect.isclass(self.obj) else self.obj
+        if not callable(target) or isinstance(self.obj, PipelineComponent):
+            return {}
+        try:
+            signature = inspect.signature(target)
+        except (TypeError, ValueError):
+            return {}
+        params = {}
+        for p in signature.parameters.values():
+            if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            default = None if p.default is p.empty else p.default
+            params[p.name] = default if isinstance(default, (int, float, str, bool)) else None
+        return params
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "description": self.description,
+            "plugin": self.origin.plugin,
+            "distribution": self.origin.distribution,
+            "version": self.origin.version,
+            "parameters": self.parameters(),
+        }
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """A plugin that could not be loaded or whose registration failed."""
+
+    name: str
+    distribution: str
+    error: str
+
+
+@dataclass
+class Registry:
+    """Named components per kind. Two plugins claiming one name make that name unusable:
+    resolving it raises an error naming both distributions."""
+
+    entries: dict[str, dict[str, Registration]] = field(default_factory=dict)
+    conflicts: dict[tuple[str, str], list[Registration]] = field(default_factory=dict)
+
+    def add(self, registration: Registration) -> None:
+        kind, name = registration.kind, registration.name
+        existing = self.entries.setdefault(kind, {}).get(name)
+        if existing is None and (kind, name) not in self.conflicts:
+            self.entries[kind][name] = registration
+            return
+        claims = self.conflicts.setdefault((kind, name), [])
+        if existing is not None:
+            claims.append(self.entries[kind].pop(name))
+        claims.append(registration)
+
+    def names(self, kind: str) -> list[str]:
+        return sorted({*self.entries.get(kind, {}), *(n for k, n in self.conflicts if k == kind)})
+
+    def get(self, kind: str, name: str) -> Registration:
+        if (kind, name) in self.conflicts:
+            claims = self.conflicts[(kind, name)]
+            raise PluginError(
+                f"{kind} {name!r} is registered by more than one plugin: "
+                + " and ".join(str(r.origin) for r in claims)
+                + ". Uninstall one, or restrict loading with "
+                f"{LOAD_PLUGINS_ENV}=<comma-separated plugin names>."
+            )
+        try:
+            return self.entries[kind][name]
+        except KeyError:
+            known = self.names(kind)
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+            raise UnknownComponentError(kind.replace("_", " "), name, known, close) from None
+
+    def all(self) -> list[Registration]:
+        return [r for kind in sorted(self.entries) for _, r in sorted(self.entries[kind].items())]
+
+
+@dataclass
+class Plugins:
+    """The loaded plugin manager, its registry, and what failed to load."""
+
+    manager: pluggy.PluginManager
+    registry: Registry
+    broken: list[BrokenPlugin]
+    origins: dict[str, Origin]
+
+    def get(self, kind: str, name: str) -> Registration:
+        return self.registry.get(kind, name)
+
+    def create(self, kind: str, name: str, params: dict[str, Any] | None = None) -> Any:
+        """Build a component from its registered factory with the recipe's ``params``."""
+        registration = self.get(kind, name)
+        try:
+            return registration.obj(**(params or {}))
+        except TypeError as error:
+            allowed = ", ".join(registration.parameters()) or "(none)"
+            raise PluginError(
+                f"cannot build {kind} {name!r} from {registration.origin}: {error}. "
+                f"Its parameters: {allowed}"
+            ) from error
+
+    def components(self) -> list[PipelineComponent]:
+        return [r.obj for r in self.registry.entries.get("component", {}).values()]
+
+    def version_of(self, kind: str, name: str) -> str:
+        return self.get(kind, name).origin.version
+
+
+def make_manager() -> pluggy.PluginManager:
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    return manager
+
+
+def _allowed_names() -> set[str] | None:
+    value = os.environ.get(LOAD_PLUGINS_ENV)
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+def _core_origin(plugin: str) -> Origin:
+    from automl_core import __version__
+
+    return Origin(plugin, "automl-core", __version__)
+
+
+def load_plugins(
+    extra: Sequence[object] = (),
+    *,
+    entry_points: bool = True,
+    defaults: bool = True,
+) -> Plugins:
+    """Load the default plugins, the installed ones and ``extra`` (objects, for tests)."""
+    manager = make_manager()
+    origins: dict[str, Origin] = {}
+    broken: list[BrokenPlugin] = []
+    if defaults:
+        for module_name in DEFAULT_PLUGINS:
+            manager.register(importlib.import_module(module_name), name=module_name)
+            origins[module_name] = _core_origin(module_name)
+    if entry_points:
+        _load_entry_points(manager, origins, broken)
+    for index, plugin in enumerate(extra):
+        name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}-{index}"
+        manager.register(plugin, name=name)
+        origins[name] = Origin(name, getattr(plugin, "distribution", "<in-process>"), "0")
+    manager.check_pending()
+    registry = Registry()
+    _collect_registrations(manager, origins, registry, broken)
+    return Plugins(manager, registry, broken, origins)
+
+
+def _load_entry_points(
+    manager: pluggy.PluginManager, origins: dict[str, Origin], broken: list[BrokenPlugin]
+) -> None:
+    allowed = _allowed_names()
+    seen: set[str] = set()
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry_point.dist
+        dist_name = dist.metadata["Name"] if dist is not None else "<unknown>"
+        version = dist.version if dist is not None else "0"
+        if allowed is not None and not {entry_point.name, dist_name} & allowed:
+            continue
+        if entry_point.name in seen or manager.get_plugin(entry_point.name) is not None:
+            continue
+        seen.add(entry_point.name)
+        try:
+            plugin = entry_point.load()
+            manager.register(plugin, name=entry_point.name)
+        except Exception as error:  # a broken plugin must not stop the others
+            broken.append(BrokenPlugin(entry_point.name, dist_name, _describe(error)))
+            continue
+        origins[entry_point.name] = Origin(entry_point.name, dist_name, version)
+
+
+def _describe(error: BaseException) -> str:
+    last = traceback.format_exception(type(error), error, error.__traceback__)[-1].strip()
+    return last
+
+
+def _collect_registrations(
+    manager: pluggy.PluginManager,
+    origins: dict[str, Origin],
+    registry: Registry,
+    broken: list[BrokenPlugin],
+) -> None:
+    """Call every registration hook once per plugin. A plugin that raises in any of them
+    contributes nothing at all, so no half-registered plugin is ever used."""
+    pending: list[Registration] = []
+    failed: set[str] = set()
+    for kind, hook_name in KINDS.items():
+        for impl in getattr(manager.hook, hook_name).get_hookimpls():  # registration order
+            origin = origins.get(impl.plugin_name, Origin(impl.plugin_name, "<unknown>", "0"))
+            register = _register_callback(kind, origin, pending)
+            try:
+                impl.function(**{arg: register for arg in impl.argnames})
+            except Exception as error:
+                if impl.plugin_name not in failed:
+                    failed.add(impl.plugin_name)
+                    broken.append(BrokenPlugin(impl.plugin_name, origin.distribution,
+                                               f"{hook_name}: {_describe(error)}"))  # fmt: skip
+    for registration in pending:
+        if registration.origin.plugin not in failed:
+            registry.add(registration)
+
+
+def _register_callback(
+    kind: str, origin: Origin, pending: list[Registration]
+) -> Callable[..., None]:
+    if kind == "component":
+
+        def register_component(component: PipelineComponent, description: str = "") -> None:
+            if not isinstance(component, PipelineComponent):
+                raise PluginError(
+                    f"{origin}: register_components expects a PipelineComponent, "
+                    f"got {type(component).__name__}"
+                )
+            name = f"{component.stage}:{component.name}"
+            text = description or component.description
+            pending.append(Registration(kind, name, component, origin, text))
+
+        return register_component
+
+    def register(name: str, factory: Any, description: str = "") -> None:
+        if not isinstance(name, str) or not name:
+            raise PluginError(f"{origin}: a {kind} name must be a non-empty string, got {name!r}")
+        if not callable(factory):
+            raise PluginError(f"{origin}: {kind} {name!r} must be callable (a factory)")
+        text = description or (inspect.getdoc(factory) or "").split("\n")[0]
+        pending.append(Registration(kind, name, factory, origin, text))
+
+    return register
+
+
+def registered_names(plugins: Plugins, kinds: Iterable[str] = KINDS) -> dict[str, list[str]]:
+    return {kind: plugins.registry.names(kind) for kind in kinds}

@@ -1,0 +1,383 @@
+"""Recipes: a whole search described in YAML, validated into typed objects.
+
+Validation happens in two steps. :func:`parse_recipe` checks the shape (keys, types, ranges)
+without looking at plugins; :func:`check_names` then resolves every component name against
+the loaded plugins and checks the ``params`` each one is given. Every error is a
+:class:`~automl_core.errors.RecipeError` that names the dotted path, the value and what was
+expected; unknown keys and names come with the closest valid ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import inspect
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from automl_core.errors import DatasetError, PluginError, RecipeError, UnknownComponentError
+from automl_core.evaluator import Resampling
+from automl_core.metrics import metric_names
+from automl_core.plugins import Plugins
+from automl_core.sources import parse_reference
+
+TASK_TYPES = ("classification", "regression")
+
+
+@dataclass(frozen=True)
+class ComponentRef:
+    """A registered component by name, with the keyword arguments for its factory."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    dataset: str
+    target: str | None = None
+    type: str | None = None
+    metric: str | None = None
+    resampling: Resampling = Resampling()
+    test_size: float | None = None
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    strategy: ComponentRef
+    surrogate: ComponentRef | None = None
+
+
+@dataclass(frozen=True)
+class WarmStartSpec:
+    starter: ComponentRef
+    configs: int = 25
+
+
+@dataclass(frozen=True)
+class BudgetSpec:
+    wall_time: float | None = None
+    trials: int | None = None
+    trial_time: float | None = None
+    trial_memory_mb: int | None = None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    task: TaskSpec
+    space: ComponentRef
+    search: SearchSpec
+    budget: BudgetSpec
+    executor: ComponentRef = ComponentRef("sequential")
+    metafeatures: ComponentRef | None = None
+    warmstart: WarmStartSpec | None = None
+    ensemble: ComponentRef | None = None
+    seed: int = 0
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading and overriding
+# ---------------------------------------------------------------------------------------------
+
+
+def read_recipe_file(path: str | Path) -> dict[str, Any]:
+    """The YAML mapping in ``path`` (safe loading only)."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecipeError(str(path), str(path), "an existing recipe file", "File not found")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise RecipeError(
+            "", str(path), "valid YAML", f"YAML error{where}: {getattr(error, 'problem', error)}"
+        ) from error
+    if not isinstance(data, dict):
+        raise RecipeError("", data, "a mapping of recipe keys (name, task, space, search...)")
+    return data
+
+
+def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """A copy of ``data`` with ``path=value`` overrides applied (values parsed as YAML)."""
+    result = copy.deepcopy(dict(data))
+    for override in overrides:
+        path, sep, text = override.partition("=")
+        if not sep or not path.strip():
+            raise RecipeError("--set", override, "PATH=VALUE, e.g. search.params.c_ucb=1.3")
+        keys = path.strip().split(".")
+        node = result
+        for depth, key in enumerate(keys[:-1]):
+            child = node.get(key)
+            if child is None or isinstance(child, str):  # "strategy: random" -> mapping
+                child = {} if child is None else _expand_shorthand(keys[: depth + 1], child)
+                node[key] = child
+            if not isinstance(child, dict):
+                raise RecipeError(".".join(keys[: depth + 1]), child, "a mapping to set keys in")
+            node = child
+        node[keys[-1]] = yaml.safe_load(text) if text.strip() else None
+    return result
+
+
+def _expand_shorthand(path: list[str], value: str) -> dict[str, Any]:
+    """``space: x`` -> ``{name: x}``, so ``--set space.params.y=1`` works on a shorthand."""
+    key = {"warmstart": "starter", "metafeatures": "provider", "ensemble": "ensembler"}
+    return {key.get(path[-1], "name"): value}
+
+
+def load_recipe(path: str | Path, overrides: Sequence[str] = ()) -> Recipe:
+    return parse_recipe(apply_overrides(read_recipe_file(path), overrides))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shape validation
+# ---------------------------------------------------------------------------------------------
+
+TOP_KEYS = (
+    "name", "task", "space", "search", "budget", "executor", "metafeatures", "warmstart",
+    "ensemble", "seed",
+)  # fmt: skip
+
+
+def _check_keys(path: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:
+    for key in data:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f"Did you mean {close[0]!r}?" if close else ""
+            raise RecipeError(_join(path, str(key)), data[key], f"one of the keys {list(allowed)}",
+                              hint)  # fmt: skip
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _mapping(path: str, value: Any, what: str = "a mapping") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise RecipeError(path, value, what)
+    return value
+
+
+def _number(
+    path: str, value: Any, *, low: float, high: float = math.inf, integer: bool = False,
+    low_open: bool = False,
+) -> float:  # fmt: skip
+    kind = "an integer" if integer else "a number"
+    ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok_type or not math.isfinite(value):
+        raise RecipeError(path, value, kind)
+    too_low = value <= low if low_open else value < low
+    if too_low or value > high:
+        bounds = f"{'>' if low_open else '>='} {low}" + ("" if high == math.inf else f" and <= {high}")
+        raise RecipeError(path, value, f"{kind} {bounds}")
+    return value
+
+
+def _string(path: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise RecipeError(path, value, "a non-empty string")
+    return value
+
+
+def _component(path: str, value: Any, name_key: str = "name") -> ComponentRef:
+    """``name`` or ``{<name_key>: name, params: {...}}``."""
+    if isinstance(value, str):
+        return ComponentRef(_string(path, value))
+    data = _mapping(path, value, f"a name or a mapping with {name_key!r} and 'params'")
+    _check_keys(path, data, (name_key, "params"))
+    if name_key not in data:
+        raise RecipeError(_join(path, name_key), None, "a component name (this key is required)")
+    params = data.get("params") or {}
+    _mapping(_join(path, "params"), params)
+    return ComponentRef(_string(_join(path, name_key), data[name_key]), dict(params))
+
+
+def parse_recipe(data: Mapping[str, Any]) -> Recipe:
+    """Check the recipe's shape and build the typed :class:`Recipe`."""
+    data = _mapping("", data, "a mapping of recipe keys")
+    _check_keys("", data, TOP_KEYS)
+    for required in ("task", "space", "budget"):
+        if required not in data:
+            raise RecipeError(required, None, f"a {required!r} section (it is required)")
+    search = _search(data.get("search", "random"))
+    return Recipe(
+        name=_string("name", data.get("name", "run")),
+        task=_task(data["task"]),
+        space=_component("space", data["space"]),
+        search=search,
+        budget=_budget(data["budget"]),
+        executor=_component("executor", data.get("executor", "sequential")),
+        metafeatures=_optional(data, "metafeatures", "provider"),
+        warmstart=_warmstart(data.get("warmstart")),
+        ensemble=_optional(data, "ensemble", "ensembler"),
+        seed=int(_number("seed", data.get("seed", 0), low=0, high=2**31 - 1, integer=True)),
+        raw=copy.deepcopy(dict(data)),
+    )
+
+
+def _optional(data: Mapping[str, Any], key: str, name_key: str) -> ComponentRef | None:
+    value = data.get(key)
+    return None if value is None else _component(key, value, name_key)
+
+
+def _task(value: Any) -> TaskSpec:
+    data = _mapping("task", value, "a mapping with at least 'dataset'")
+    _check_keys("task", data, ("dataset", "target", "type", "metric", "resampling", "test_size"))
+    if "dataset" not in data:
+        raise RecipeError("task.dataset", None, "a dataset such as 'keel:german' (required)")
+    task_type = data.get("type")
+    if task_type is not None and task_type not in TASK_TYPES:
+        raise RecipeError("task.type", task_type, f"one of {list(TASK_TYPES)}")
+    metric = data.get("metric")
+    allowed = metric_names(task_type)
+    if metric is not None and metric not in allowed:
+        close = difflib.get_close_matches(str(metric), allowed, n=1)
+        raise RecipeError("task.metric", metric, f"one of {allowed}",
+                          f"Did you mean {close[0]!r}?" if close else "")  # fmt: skip
+    test_size = data.get("test_size")
+    if test_size is not None:
+        _number("task.test_size", test_size, low=0, high=0.9, low_open=True)
+    target = data.get("target")
+    return TaskSpec(
+        dataset=_string("task.dataset", data["dataset"]),
+        target=None if target is None else _string("task.target", target),
+        type=task_type,
+        metric=metric,
+        resampling=_resampling(data.get("resampling", {"holdout": 0.33})),
+        test_size=test_size,
+    )
+
+
+def _resampling(value: Any) -> Resampling:
+    expected = "{holdout: <fraction in (0, 1)>} or {cv: <folds >= 2>}"
+    if not isinstance(value, dict) or len(value) != 1:
+        raise RecipeError("task.resampling", value, expected)
+    (kind, amount), = value.items()  # fmt: skip
+    if kind == "holdout":
+        fraction = _number("task.resampling.holdout", amount, low=0, high=0.9, low_open=True)
+        return Resampling("holdout", fraction=fraction)
+    if kind == "cv":
+        folds = _number("task.resampling.cv", amount, low=2, high=100, integer=True)
+        return Resampling("cv", folds=int(folds))
+    raise RecipeError(f"task.resampling.{kind}", amount, expected)
+
+
+def _search(value: Any) -> SearchSpec:
+    if isinstance(value, str):
+        return SearchSpec(ComponentRef(_string("search", value)))
+    data = _mapping("search", value, "a strategy name or {strategy, params, surrogate}")
+    _check_keys("search", data, ("strategy", "params", "surrogate"))
+    if "strategy" not in data:
+        raise RecipeError("search.strategy", None, "a search strategy name (required)")
+    params = data.get("params") or {}
+    _mapping("search.params", params)
+    surrogate = data.get("surrogate")
+    return SearchSpec(
+        ComponentRef(_string("search.strategy", data["strategy"]), dict(params)),
+        None if surrogate is None else _component("search.surrogate", surrogate),
+    )
+
+
+def _warmstart(value: Any) -> WarmStartSpec | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return WarmStartSpec(ComponentRef(_string("warmstart", value)))
+    data = _mapping("warmstart", value, "a warm-starter name or {starter, params, configs}")
+    _check_keys("warmstart", data, ("starter", "params", "configs"))
+    configs = _number("warmstart.configs", data.get("configs", 25), low=1, integer=True)
+    starter = _component("warmstart", {k: v for k, v in data.items() if k != "configs"}, "starter")
+    return WarmStartSpec(starter, int(configs))
+
+
+def _budget(value: Any) -> BudgetSpec:
+    data = _mapping("budget", value, "a mapping with 'wall_time' (seconds) and/or 'trials'")
+    _check_keys("budget", data, ("wall_time", "trials", "trial_time", "trial_memory_mb"))
+    if data.get("wall_time") is None and data.get("trials") is None:
+        raise RecipeError("budget", data, "at least one of 'wall_time' (seconds) or 'trials'")
+
+    def get(key: str, integer: bool = False) -> Any:
+        raw = data.get(key)
+        if raw is None:
+            return None
+        return _number(f"budget.{key}", raw, low=0, integer=integer, low_open=True)
+
+    return BudgetSpec(
+        wall_time=get("wall_time"),
+        trials=get("trials", integer=True),
+        trial_time=get("trial_time"),
+        trial_memory_mb=get("trial_memory_mb", integer=True),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Name resolution against the loaded plugins
+# ---------------------------------------------------------------------------------------------
+
+
+def component_refs(recipe: Recipe) -> list[tuple[str, str, ComponentRef]]:
+    """Every component the recipe names: (recipe path, kind, reference)."""
+    refs = [
+        ("space", "space", recipe.space),
+        ("search.strategy", "search_strategy", recipe.search.strategy),
+        ("executor", "executor", recipe.executor),
+    ]
+    if recipe.search.surrogate:
+        refs.append(("search.surrogate", "surrogate", recipe.search.surrogate))
+    if recipe.metafeatures:
+        refs.append(("metafeatures", "metafeature_provider", recipe.metafeatures))
+    if recipe.warmstart:
+        refs.append(("warmstart.starter", "warmstarter", recipe.warmstart.starter))
+    if recipe.ensemble:
+        refs.append(("ensemble", "ensembler", recipe.ensemble))
+    return refs
+
+
+def check_names(recipe: Recipe, plugins: Plugins) -> None:
+    """Raise a RecipeError for the first name no plugin registered, or a bad parameter."""
+    try:
+        source, _ = parse_reference(recipe.task.dataset)
+    except DatasetError as error:
+        raise RecipeError("task.dataset", recipe.task.dataset, "source:name", str(error)) from None
+    refs = [*component_refs(recipe), ("task.dataset", "dataset_source", ComponentRef(source))]
+    for path, kind, ref in refs:
+        try:
+            registration = plugins.get(kind, ref.name)
+        except UnknownComponentError as error:
+            hint = f"Did you mean {', '.join(map(repr, error.close))}? " if error.close else ""
+            hint += f"Registered: {', '.join(error.known) if error.known else '(none)'}"
+            raise RecipeError(path, ref.name, f"a registered {kind.replace('_', ' ')}",
+                              hint) from None  # fmt: skip
+        except PluginError as error:
+            raise RecipeError(path, ref.name, "a name registered by one plugin", str(error)) from None
+        if path in ("task.dataset",):
+            continue
+        params_path = path.rsplit(".", 1)[0] + ".params" if path.startswith("search.strategy") \
+            else f"{path.removesuffix('.starter')}.params"  # fmt: skip
+        _check_params(params_path, registration.obj, ref.params)
+
+
+def _check_params(path: str, factory: Any, params: Mapping[str, Any]) -> None:
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return
+    accepted = [
+        name for name, p in signature.parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and name not in ("self", "components")
+    ]  # fmt: skip
+    for key, value in params.items():
+        if key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1)
+            hint = f"Did you mean {close[0]!r}? " if close else ""
+            raise RecipeError(f"{path}.{key}", value, f"one of the parameters {accepted}",
+                              hint.strip())  # fmt: skip

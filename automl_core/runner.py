@@ -1,0 +1,428 @@
+"""The run loop: recipe -> components -> dataset -> ask -> execute -> store -> tell -> model.
+
+:func:`run` is the whole life of one search, in the order of DESIGN.md's data flow. It keeps
+``executor.capacity`` trials in flight, stops at the first budget reached (trials or wall
+time), refits the best configuration (or the recipe's ensemble) on all training data, scores
+it on the held-out test rows if the recipe asks, and saves it with the recipe in the run
+folder. A failure of the strategy ends the search early, but everything already evaluated is
+kept and the model of the best trial so far is still saved before the error is raised.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import time
+import traceback
+import warnings
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import yaml
+from sklearn.base import clone
+from sklearn.model_selection import train_test_split
+
+from automl_core.contracts import (
+    Ensembler,
+    Evaluator,
+    Executor,
+    SearchContext,
+    SearchStrategy,
+    TaskDescription,
+    WarmStart,
+)
+from automl_core.dataset import Dataset
+from automl_core.errors import AutoMLError, RecipeError
+from automl_core.evaluator import PipelineEvaluator, score_all
+from automl_core.history import RunHistory, StoredTrial
+from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric
+from automl_core.model import TrainedModel
+from automl_core.plugins import Plugins, load_plugins
+from automl_core.recipe import Recipe, check_names, component_refs
+from automl_core.sources import load_dataset
+from automl_core.space import BuildContext, PipelineSpace
+from automl_core.trial import Result, Status, Trial
+
+log = logging.getLogger(__name__)
+
+HISTORY_FILE = "history.sqlite"
+MODEL_FILE = "model.joblib"
+RECIPE_FILE = "recipe.yaml"
+SUMMARY_FILE = "summary.json"
+#: How many of the best trials an ensembler may choose from.
+ENSEMBLE_POOL = 50
+
+
+class RunError(AutoMLError):
+    """A run stopped on an error after saving what it had; ``summary`` says what was saved."""
+
+    def __init__(self, message: str, summary: RunSummary) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
+@dataclass
+class RunInfo:
+    """What observers are told about a run when it starts."""
+
+    run_dir: Path
+    recipe: Recipe
+    dataset: str
+    task: str
+    metric: str
+    started_at: float
+    budget_trials: int | None
+    budget_seconds: float | None
+
+
+@dataclass
+class RunSummary:
+    """What a run produced."""
+
+    run_dir: str
+    n_trials: int
+    best_trial: int | None
+    best_loss: float | None
+    best_config: dict[str, Any] | None
+    metric: str
+    elapsed: float
+    stopped_because: str
+    test_scores: dict[str, float] | None = None
+    model_path: str | None = None
+    ensemble: dict[int, float] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Set-up
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Setup:
+    """Everything resolved from a recipe, ready to run."""
+
+    recipe: Recipe
+    dataset: Dataset
+    train: Dataset
+    test: Dataset | None
+    metric: Metric
+    space: Any
+    evaluator: Evaluator
+    strategy: SearchStrategy
+    executor: Executor
+    task: TaskDescription
+
+
+def split_test(dataset: Dataset, test_size: float | None, seed: int) -> tuple[Dataset, Dataset | None]:
+    """Hold ``test_size`` of the rows out of the search (stratified for classification)."""
+    if not test_size:
+        return dataset, None
+    stratify = dataset.y if dataset.task == "classification" else None
+    try:
+        train, test = train_test_split(
+            np.arange(dataset.n_rows), test_size=test_size, random_state=seed, stratify=stratify
+        )
+    except ValueError:  # a class too small to stratify
+        train, test = train_test_split(
+            np.arange(dataset.n_rows), test_size=test_size, random_state=seed
+        )
+    train, test = np.sort(train), np.sort(test)
+
+    def part(rows: np.ndarray, suffix: str) -> Dataset:
+        X = dataset.X.iloc[rows].reset_index(drop=True)
+        return Dataset(f"{dataset.name}[{suffix}]", X, np.asarray(dataset.y)[rows], dataset.task,
+                       dict(dataset.info))  # fmt: skip
+
+    return part(train, "train"), part(test, "test")
+
+
+def prepare(recipe: Recipe, plugins: Plugins) -> Setup:
+    """Resolve every name of the recipe and build the components, in data-flow order."""
+    check_names(recipe, plugins)
+    dataset = load_dataset(
+        plugins, recipe.task.dataset, target=recipe.task.target, task=recipe.task.type
+    )
+    metric_name = recipe.task.metric or DEFAULT_METRIC[dataset.task]
+    try:
+        metric = get_metric(metric_name, dataset.task)
+    except AutoMLError as error:
+        raise RecipeError("task.metric", metric_name, f"a {dataset.task} metric", str(error)) from None
+    train, test = split_test(dataset, recipe.task.test_size, recipe.seed)
+    space_registration = plugins.get("space", recipe.space.name)
+    space = space_registration.obj(plugins.components(), **recipe.space.params)
+    if not isinstance(space, PipelineSpace):
+        raise RecipeError("space", recipe.space.name, "a pipeline space for a dataset task")
+    if space.task != dataset.task:
+        raise RecipeError(
+            "space", recipe.space.name, f"a {dataset.task} space",
+            f"dataset {dataset.name!r} is a {dataset.task} task, the space is for {space.task}",
+        )  # fmt: skip
+    task = TaskDescription(
+        dataset=dataset.name, task=dataset.task, n_rows=train.n_rows,
+        n_features=train.n_features, metric=metric.name,
+        metafeatures=_metafeatures(recipe, plugins, train),
+    )  # fmt: skip
+    warm_start = _warm_start(recipe, plugins, task, space)
+    surrogate = recipe.search.surrogate
+
+    def surrogate_factory() -> Any:
+        assert surrogate is not None
+        return plugins.create("surrogate", surrogate.name, surrogate.params)
+
+    strategy = plugins.create("search_strategy", recipe.search.strategy.name,
+                              recipe.search.strategy.params)  # fmt: skip
+    strategy.setup(
+        SearchContext(
+            space=space,
+            seed=recipe.seed,
+            surrogate_factory=surrogate_factory if surrogate else None,
+            warm_start=warm_start,
+            task=task,
+        )
+    )
+    evaluator = PipelineEvaluator(train, space, metric, recipe.task.resampling, recipe.seed)
+    executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
+    return Setup(recipe, dataset, train, test, metric, space, evaluator, strategy, executor, task)
+
+
+def _metafeatures(recipe: Recipe, plugins: Plugins, data: Dataset) -> dict[str, float]:
+    if recipe.metafeatures is None:
+        return {}
+    provider = plugins.create("metafeature_provider", recipe.metafeatures.name,
+                              recipe.metafeatures.params)  # fmt: skip
+    return dict(provider.compute(data.X, np.asarray(data.y), data.task))
+
+
+def _warm_start(
+    recipe: Recipe, plugins: Plugins, task: TaskDescription, space: Any
+) -> WarmStart | None:
+    if recipe.warmstart is None:
+        return None
+    starter = plugins.create("warmstarter", recipe.warmstart.starter.name,
+                             recipe.warmstart.starter.params)  # fmt: skip
+    return starter.suggest(task, space, recipe.warmstart.configs)
+
+
+def plugin_versions(recipe: Recipe, plugins: Plugins) -> dict[str, dict[str, str]]:
+    """For each component the recipe uses: its distribution and version."""
+    versions = {}
+    for path, kind, ref in component_refs(recipe):
+        origin = plugins.get(kind, ref.name).origin
+        versions[path] = {"name": ref.name, "distribution": origin.distribution,
+                          "version": origin.version}  # fmt: skip
+    return versions
+
+
+# ---------------------------------------------------------------------------------------------
+# The loop
+# ---------------------------------------------------------------------------------------------
+
+
+class Budget:
+    """Counts trials and seconds; says when the search must stop asking."""
+
+    def __init__(self, trials: int | None, seconds: float | None) -> None:
+        self.trials = trials
+        self.seconds = seconds
+        self.started = time.monotonic()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def remaining_seconds(self) -> float | None:
+        return None if self.seconds is None else max(0.0, self.seconds - self.elapsed())
+
+    def exhausted(self, asked: int) -> str | None:
+        if self.trials is not None and asked >= self.trials:
+            return "trial budget reached"
+        if self.seconds is not None and self.elapsed() >= self.seconds:
+            return "wall-time budget reached"
+        return None
+
+
+def search(setup: Setup, history: RunHistory, plugins: Plugins, info: RunInfo) -> str:
+    """Ask, execute, store and tell until a budget ends; returns why it stopped."""
+    budget = Budget(setup.recipe.budget.trials, setup.recipe.budget.wall_time)
+    in_flight: dict[Future[Result], Trial] = {}
+    asked = history.count()
+    stopped = ""
+    while True:
+        while len(in_flight) < max(1, setup.executor.capacity) and not stopped:
+            stopped = budget.exhausted(asked) or ""
+            if stopped:
+                break
+            candidate = _call("search strategy", "ask", setup.strategy.ask)
+            if candidate is None:
+                stopped = "search space exhausted"
+                break
+            trial = Trial.from_candidate(asked, candidate)
+            asked += 1
+            history.start(trial)
+            in_flight[setup.executor.submit(setup.evaluator, trial)] = trial
+        if not in_flight:
+            return stopped
+        done, _ = wait(list(in_flight), timeout=budget.remaining_seconds(), return_when=FIRST_COMPLETED)
+        if not done:  # wall time ran out with trials still running
+            for future, trial in in_flight.items():
+                future.cancel()
+                history.finish(trial, Result.failure(Status.TIMEOUT, "stopped at the run's wall time"))
+            return "wall-time budget reached"
+        for future in done:
+            trial = in_flight.pop(future)
+            result = _result_of(future)
+            history.finish(trial, result)
+            _call("search strategy", "tell", setup.strategy.tell, trial, result.without_predictions())
+            plugins.manager.hook.on_trial_end(run=info, trial=trial, result=result)
+
+
+class StrategyError(AutoMLError):
+    """A plugin component raised inside the loop."""
+
+
+def _call(what: str, method: str, function: Any, *args: Any) -> Any:
+    try:
+        return function(*args)
+    except Exception as error:
+        raise StrategyError(
+            f"the {what} raised in {method}(): {type(error).__name__}: {error}\n"
+            + "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        ) from error
+
+
+def _result_of(future: Future[Result]) -> Result:
+    try:
+        return future.result()
+    except Exception as error:  # the executor itself failed, not the pipeline
+        text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        return Result.failure(Status.CRASHED, f"executor error: {text}")
+
+
+# ---------------------------------------------------------------------------------------------
+# After the search: ensemble, refit, test, save
+# ---------------------------------------------------------------------------------------------
+
+
+def refit(setup: Setup, configs: list[dict[str, Any]], weights: np.ndarray) -> TrainedModel:
+    """Fit each configuration on all training rows; the weights are kept as given."""
+    context = BuildContext(task=setup.train.task, seed=setup.recipe.seed)
+    assert isinstance(setup.evaluator, PipelineEvaluator)
+    y = setup.evaluator.y
+    estimators = []
+    for config in configs:
+        model = clone(setup.space.build(config, context))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(setup.train.X, y)
+        estimators.append(model)
+    return TrainedModel(setup.train.task, estimators, np.asarray(weights, dtype=float),
+                        setup.evaluator.label_encoder, configs)  # fmt: skip
+
+
+def choose_ensemble(
+    setup: Setup, history: RunHistory, plugins: Plugins
+) -> tuple[list[StoredTrial], np.ndarray]:
+    """The trials and weights of the final model: the recipe's ensemble, or the best trial."""
+    best = history.best(ENSEMBLE_POOL if setup.recipe.ensemble else 1)
+    if not setup.recipe.ensemble or len(best) < 2:
+        return best[:1], np.ones(min(1, len(best)))
+    ensembler: Ensembler = plugins.create("ensembler", setup.recipe.ensemble.name,
+                                          setup.recipe.ensemble.params)  # fmt: skip
+    with_predictions = [(t, history.predictions(t.trial.id)) for t in best]
+    usable = [(t, p) for t, p in with_predictions if p is not None]
+    assert isinstance(setup.evaluator, PipelineEvaluator)
+    weights = np.asarray(
+        ensembler.fit([p for _, p in usable], setup.evaluator.validation_targets, setup.metric.loss),
+        dtype=float,
+    )
+    keep = weights > 0
+    return [t for (t, _), k in zip(usable, keep, strict=True) if k], weights[keep] / weights[keep].sum()
+
+
+def finalise(setup: Setup, history: RunHistory, plugins: Plugins, run_dir: Path,
+             stopped: str, started: float) -> RunSummary:  # fmt: skip
+    """Refit the chosen model, score it on the test rows, save it and the summary."""
+    members, weights = choose_ensemble(setup, history, plugins)
+    summary = RunSummary(
+        run_dir=str(run_dir), n_trials=history.count(), best_trial=None, best_loss=None,
+        best_config=None, metric=setup.metric.name, elapsed=0.0, stopped_because=stopped,
+    )  # fmt: skip
+    if members:
+        top = history.best(1)[0]
+        summary.best_trial, summary.best_loss = top.trial.id, top.loss
+        summary.best_config = dict(top.trial.config)
+        model = refit(setup, [dict(t.trial.config) for t in members], weights)
+        summary.ensemble = {t.trial.id: float(w) for t, w in zip(members, weights, strict=True)}
+        if setup.test is not None:
+            y_test = (setup.evaluator.label_encoder.transform(setup.test.y)  # type: ignore[attr-defined]
+                      if model.label_encoder is not None else np.asarray(setup.test.y, float))  # fmt: skip
+            summary.test_scores = score_all(setup.train.task, y_test, model.raw_predictions(setup.test.X))
+        joblib.dump({"model": model, "recipe": setup.recipe.raw}, run_dir / MODEL_FILE)
+        summary.model_path = str(run_dir / MODEL_FILE)
+    summary.elapsed = time.monotonic() - started
+    (run_dir / SUMMARY_FILE).write_text(json.dumps(asdict(summary), indent=2, default=str))
+    history.set_meta("summary", json.loads(json.dumps(asdict(summary), default=str)))
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole run
+# ---------------------------------------------------------------------------------------------
+
+
+def run(
+    recipe: Recipe,
+    run_dir: str | Path,
+    *,
+    plugins: Plugins | None = None,
+    observers: tuple[object, ...] = (),
+) -> RunSummary:
+    """Run ``recipe`` into ``run_dir`` (created; must not hold an earlier run's history)."""
+    started = time.monotonic()
+    plugins = plugins or load_plugins()
+    run_dir = Path(run_dir)
+    if (run_dir / HISTORY_FILE).exists():
+        raise AutoMLError(f"{run_dir} already holds a run ({HISTORY_FILE}); choose another folder")
+    setup = prepare(recipe, plugins)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
+    for observer in observers:
+        plugins.manager.register(observer)
+    info = RunInfo(run_dir, recipe, setup.dataset.name, setup.train.task, setup.metric.name,
+                   time.time(), recipe.budget.trials, recipe.budget.wall_time)  # fmt: skip
+    with RunHistory(run_dir / HISTORY_FILE) as history:
+        _write_metadata(history, setup, plugins)
+        plugins.manager.hook.on_run_start(run=info)
+        failure: StrategyError | None = None
+        try:
+            stopped = search(setup, history, plugins, info)
+        except StrategyError as error:
+            failure, stopped = error, f"error: {str(error).splitlines()[0]}"
+        finally:
+            setup.executor.shutdown()
+        summary = finalise(setup, history, plugins, run_dir, stopped, started)
+        plugins.manager.hook.on_run_end(run=info, summary=summary)
+    for observer in observers:
+        plugins.manager.unregister(observer)
+    if failure is not None:
+        raise RunError(f"{failure}\nThe {summary.n_trials} trials so far are kept in {run_dir}",
+                       summary) from failure  # fmt: skip
+    return summary
+
+
+def _write_metadata(history: RunHistory, setup: Setup, plugins: Plugins) -> None:
+    from automl_core import __version__
+
+    history.set_meta("recipe", setup.recipe.raw)
+    history.set_meta("plugins", plugin_versions(setup.recipe, plugins))
+    history.set_meta("versions", {"automl-core": __version__, "python": platform.python_version()})
+    history.set_meta("dataset", {"name": setup.dataset.name, "task": setup.dataset.task,
+                                 "rows": setup.dataset.n_rows, "features": setup.dataset.n_features,
+                                 "train_rows": setup.train.n_rows})  # fmt: skip
+    history.set_meta("metric", setup.metric.name)
+    history.set_meta("metafeatures", dict(setup.task.metafeatures))
+    history.set_meta("started_at", time.time())

@@ -1,0 +1,66 @@
+"""Turning a recipe's dataset value into a :class:`~automl_core.dataset.Dataset`.
+
+A value has the form ``source:reference`` -- ``keel:german``, ``sklearn:iris``,
+``csv:data/train.csv`` -- where ``source`` names a dataset source registered by a plugin
+through ``register_dataset_sources`` (the core registers ``sklearn``, ``csv`` and ``keel``,
+see :mod:`automl_core.builtins.sources`). A bare path ending in ``.csv`` is accepted as
+shorthand for ``csv:<path>``, because that is what people type first.
+"""
+
+from __future__ import annotations
+
+import re
+
+from automl_core.dataset import Dataset, check_dataset
+from automl_core.errors import DatasetError, PluginError
+from automl_core.plugins import Plugins
+
+#: A source name: a letter, then letters, digits, ``_``, ``.`` or ``-``; at least two
+#: characters, so that a Windows drive (``C:\\data.csv``) is not mistaken for a source.
+_SOURCE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]+")
+
+_FORM = (
+    "A dataset is written 'source:name', e.g. 'keel:german', 'sklearn:iris' or "
+    "'csv:path/to/file.csv' (a bare path ending in .csv also works)"
+)
+
+
+def parse_reference(value: str) -> tuple[str, str]:
+    """Split a dataset value into ``(source, reference)``.
+
+    ``"keel:german"`` -> ``("keel", "german")``; ``"data/train.csv"`` -> ``("csv",
+    "data/train.csv")``. Only the first colon separates, so references may contain colons
+    (``csv:/data/run:1/x.csv``). Anything else raises :class:`DatasetError` explaining the
+    ``source:name`` form, rather than guessing a source.
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise DatasetError(f"dataset {value!r} is empty or not a string. {_FORM}")
+    text = value.strip()
+    source, colon, reference = text.partition(":")
+    if colon and _SOURCE_NAME.fullmatch(source):
+        if not reference.strip():
+            raise DatasetError(f"dataset {value!r} names no dataset after '{source}:'. {_FORM}")
+        return source, reference.strip()
+    if text.lower().endswith(".csv"):
+        return "csv", text
+    raise DatasetError(f"dataset {value!r} does not say which source it comes from. {_FORM}")
+
+
+def load_dataset(
+    plugins: Plugins, value: str, *, target: str | None = None, task: str | None = None
+) -> Dataset:
+    """Load the dataset a recipe names, through the source plugin registered for it.
+
+    Raises :class:`~automl_core.errors.UnknownComponentError` for a source no plugin
+    registered (the message lists the registered ones), and checks the result again with
+    :func:`~automl_core.dataset.check_dataset`, because a third-party source may not have.
+    """
+    source, reference = parse_reference(value)
+    registration = plugins.get("dataset_source", source)
+    dataset = registration.obj(reference, target=target, task=task)
+    if not isinstance(dataset, Dataset):
+        raise PluginError(
+            f"dataset source {source!r} from {registration.origin} returned "
+            f"{type(dataset).__name__}, not a Dataset, for {value!r}"
+        )
+    return check_dataset(dataset)

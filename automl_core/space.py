@@ -1,0 +1,317 @@
+"""Search spaces: what a strategy searches over.
+
+Two kinds share the :class:`SearchSpace` protocol, so that one strategy works on both:
+
+* :class:`PipelineSpace` -- ordered *stages* (rescaling, feature preprocessor, classifier...),
+  each a choice among :class:`PipelineComponent` objects that carry their own ConfigSpace
+  sub-space. It flattens to one conditional ``ConfigurationSpace`` for model-based search and
+  is walked stage by stage by tree search.
+* :class:`PoolSpace` -- a finite set of candidates with vector encodings (the pipelines of a
+  meta-dataset). A configuration is ``{"candidate": index}``.
+
+Hyper-parameter names follow auto-sklearn's convention: ``<stage prefix>:__choice__`` names
+the component chosen in a stage and ``<stage prefix>:<component>:<name>`` its parameters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from ConfigSpace import (
+    CategoricalHyperparameter,
+    Configuration,
+    ConfigurationSpace,
+    Constant,
+)
+from ConfigSpace.util import get_one_exchange_neighbourhood
+
+from automl_core.errors import InvalidConfigurationError
+from automl_core.trial import Config
+
+CHOICE = "__choice__"
+SEP = ":"
+#: The value an inactive hyper-parameter takes in :meth:`SearchSpace.encode` (active values
+#: are scaled to [0, 1]); SMAC uses the same convention.
+INACTIVE = -1.0
+
+
+@runtime_checkable
+class SearchSpace(Protocol):
+    """What every strategy may rely on, whatever the space's kind."""
+
+    def sample(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+        """``n`` configurations drawn at random (uniformly over the space's prior)."""
+        ...
+
+    def validate(self, config: Config) -> dict[str, Any]:
+        """The configuration in canonical form; raises InvalidConfigurationError if not a member."""
+        ...
+
+    def encode(self, configs: Sequence[Config]) -> np.ndarray:
+        """A numeric matrix, one row per configuration, for surrogates."""
+        ...
+
+    def key(self, config: Config) -> str:
+        """A canonical string identifying the configuration (for de-duplication)."""
+        ...
+
+
+def config_key(config: Config) -> str:
+    """Canonical JSON of a configuration: equal configurations give equal keys."""
+    return json.dumps(dict(config), sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a component may need to know when it builds its estimator."""
+
+    task: str
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class PipelineComponent:
+    """One pipeline step: a named estimator or transformer with its hyper-parameter space.
+
+    ``hyperparameters`` returns a fresh ``ConfigurationSpace`` whose names are relative to the
+    component (``max_features``, not ``classifier:random_forest:max_features``). ``build``
+    turns those values into a scikit-learn-compatible object. ``stage`` names the stage the
+    component belongs to; ``tasks`` the tasks it supports.
+    """
+
+    name: str
+    stage: str
+    build: Callable[[dict[str, Any], BuildContext], Any]
+    hyperparameters: Callable[[], ConfigurationSpace] = ConfigurationSpace
+    tasks: frozenset[str] = frozenset({"classification", "regression"})
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A decision in a pipeline: which component, and with which hyper-parameters.
+
+    ``prefix`` is the hyper-parameter name prefix (``name`` by default), so that a stage can
+    keep auto-sklearn's nested names. A stage with a single component and ``choice=False`` has
+    no ``__choice__`` hyper-parameter: its parameters are named ``<prefix>:<name>``.
+    """
+
+    name: str
+    components: tuple[PipelineComponent, ...]
+    prefix: str = ""
+    choice: bool = True
+    default: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.prefix:
+            object.__setattr__(self, "prefix", self.name)
+        if not self.components:
+            raise ValueError(f"stage {self.name!r} has no components")
+        if not self.choice and len(self.components) != 1:
+            raise ValueError(f"stage {self.name!r}: choice=False needs exactly one component")
+
+    @property
+    def choice_name(self) -> str:
+        return f"{self.prefix}{SEP}{CHOICE}"
+
+    def component(self, name: str) -> PipelineComponent:
+        for component in self.components:
+            if component.name == name:
+                return component
+        raise KeyError(name)
+
+    def param_prefix(self, component: str) -> str:
+        return f"{self.prefix}{SEP}{component}{SEP}" if self.choice else f"{self.prefix}{SEP}"
+
+
+#: ``assemble(choices, context)`` receives, per stage name, the chosen component and its
+#: parameters (relative names) and returns the whole estimator (e.g. a sklearn Pipeline).
+Assembler = Callable[[dict[str, tuple[PipelineComponent, dict[str, Any]]], BuildContext], Any]
+
+
+@dataclass
+class PipelineSpace:
+    """A space of pipelines made of ordered stages; see the module docstring."""
+
+    name: str
+    task: str
+    stages: tuple[Stage, ...]
+    assemble: Assembler
+    constants: Mapping[str, Any] = field(default_factory=dict)
+    _configspace: ConfigurationSpace | None = field(default=None, init=False, repr=False)
+
+    # -- structure ---------------------------------------------------------------------------
+    @property
+    def configspace(self) -> ConfigurationSpace:
+        """The flattened conditional ConfigurationSpace (built once)."""
+        if self._configspace is None:
+            self._configspace = self._flatten()
+        return self._configspace
+
+    def _flatten(self) -> ConfigurationSpace:
+        space = ConfigurationSpace()
+        for name, value in self.constants.items():
+            space.add(Constant(name, value))
+        for stage in self.stages:
+            if not stage.choice:
+                sub = stage.components[0].hyperparameters()
+                if len(sub):
+                    space.add_configuration_space(stage.prefix, sub, delimiter=SEP)
+                continue
+            names = [c.name for c in stage.components]
+            default = stage.default if stage.default in names else names[0]
+            choice = CategoricalHyperparameter(stage.choice_name, names, default_value=default)
+            space.add(choice)
+            for component in stage.components:
+                sub = component.hyperparameters()
+                if len(sub):
+                    space.add_configuration_space(
+                        f"{stage.prefix}{SEP}{component.name}",
+                        sub,
+                        delimiter=SEP,
+                        parent_hyperparameter={"parent": choice, "value": component.name},
+                    )
+        return space
+
+    def stage(self, name: str) -> Stage:
+        for stage in self.stages:
+            if stage.name == name:
+                return stage
+        raise KeyError(name)
+
+    def choices(self, config: Config) -> dict[str, tuple[PipelineComponent, dict[str, Any]]]:
+        """Per stage: the chosen component and its parameters with relative names."""
+        chosen: dict[str, tuple[PipelineComponent, dict[str, Any]]] = {}
+        for stage in self.stages:
+            name = config[stage.choice_name] if stage.choice else stage.components[0].name
+            prefix = stage.param_prefix(name)
+            params = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+            chosen[stage.name] = (stage.component(name), params)
+        return chosen
+
+    def build(self, config: Config, context: BuildContext) -> Any:
+        """The estimator a configuration describes."""
+        return self.assemble(self.choices(self.validate(config)), context)
+
+    def restrict(
+        self,
+        include: Mapping[str, Iterable[str]] | None = None,
+        exclude: Mapping[str, Iterable[str]] | None = None,
+    ) -> PipelineSpace:
+        """A copy keeping, per stage, only the included (or not excluded) components."""
+        include = {k: set(v) for k, v in (include or {}).items()}
+        exclude = {k: set(v) for k, v in (exclude or {}).items()}
+        for stage_name in [*include, *exclude]:
+            self.stage(stage_name)  # KeyError names an unknown stage
+        stages = []
+        for stage in self.stages:
+            kept = tuple(
+                c
+                for c in stage.components
+                if (stage.name not in include or c.name in include[stage.name])
+                and c.name not in exclude.get(stage.name, set())
+            )
+            if not kept:
+                raise ValueError(f"stage {stage.name!r} would have no components left")
+            stages.append(
+                Stage(stage.name, kept, stage.prefix, stage.choice, stage.default)
+            )
+        return PipelineSpace(self.name, self.task, tuple(stages), self.assemble, self.constants)
+
+    # -- the SearchSpace protocol ------------------------------------------------------------
+    def sample(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+        space = self.configspace
+        space.seed(int(rng.integers(2**31 - 1)))
+        if n == 1:  # ConfigSpace returns a bare Configuration for size 1
+            return [dict(space.sample_configuration())]
+        return [dict(c) for c in space.sample_configuration(n)]
+
+    def default(self) -> dict[str, Any]:
+        return dict(self.configspace.get_default_configuration())
+
+    def validate(self, config: Config) -> dict[str, Any]:
+        return dict(self.to_configuration(config))
+
+    def to_configuration(self, config: Config) -> Configuration:
+        """The ConfigSpace ``Configuration`` (raises InvalidConfigurationError)."""
+        values = {**self.constants, **config}
+        try:
+            return Configuration(self.configspace, values=values)
+        except (ValueError, KeyError, TypeError) as error:
+            raise InvalidConfigurationError(f"not in space {self.name!r}: {error}") from error
+
+    def encode(self, configs: Sequence[Config]) -> np.ndarray:
+        n = len(self.configspace)
+        if not configs:
+            return np.empty((0, n))
+        rows = [self.to_configuration(c).get_array() for c in configs]
+        matrix = np.asarray(rows, dtype=float)
+        matrix[~np.isfinite(matrix)] = INACTIVE
+        return matrix
+
+    def key(self, config: Config) -> str:
+        return config_key(config)
+
+    def neighbours(self, config: Config, rng: np.random.Generator, n: int = 4) -> list[dict]:
+        """Configurations one hyper-parameter away (for local search)."""
+        seed = int(rng.integers(2**31 - 1))
+        iterator = get_one_exchange_neighbourhood(self.to_configuration(config), seed, n)
+        return [dict(c) for c in iterator]
+
+
+@dataclass
+class PoolSpace:
+    """A finite pool of candidates; a configuration is ``{"candidate": index}``.
+
+    ``encodings`` has one row per candidate. ``stage_choices`` (optional, one column per stage
+    in ``stage_names``) gives the component chosen in each stage, for tree search.
+    ``available`` masks out candidates that may not be offered (e.g. never run on the dataset).
+    """
+
+    name: str
+    encodings: np.ndarray
+    stage_names: tuple[str, ...] = ()
+    stage_choices: np.ndarray | None = None
+    available: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.encodings = np.asarray(self.encodings, dtype=float)
+        if self.available is None:
+            self.available = np.ones(len(self.encodings), dtype=bool)
+
+    @property
+    def size(self) -> int:
+        return int(np.count_nonzero(self.available))
+
+    def candidates(self) -> list[dict[str, Any]]:
+        assert self.available is not None
+        return [{"candidate": int(i)} for i in np.flatnonzero(self.available)]
+
+    def sample(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+        assert self.available is not None
+        pool = np.flatnonzero(self.available)
+        chosen = rng.choice(pool, size=min(n, len(pool)), replace=False)
+        return [{"candidate": int(i)} for i in chosen]
+
+    def validate(self, config: Config) -> dict[str, Any]:
+        assert self.available is not None
+        index = config.get("candidate") if isinstance(config, Mapping) else None
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < len(self.encodings):
+            raise InvalidConfigurationError(
+                f"pool {self.name!r}: expected {{'candidate': 0..{len(self.encodings) - 1}}}, "
+                f"got {config!r}"
+            )
+        if not self.available[index]:
+            raise InvalidConfigurationError(f"pool {self.name!r}: candidate {index} not offered")
+        return {"candidate": int(index)}
+
+    def encode(self, configs: Sequence[Config]) -> np.ndarray:
+        indices = [self.validate(c)["candidate"] for c in configs]
+        return self.encodings[indices]
+
+    def key(self, config: Config) -> str:
+        return config_key(config)

@@ -1,0 +1,35 @@
+"""Shared fixtures: plugin sets built from a known list, never from whatever is installed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from toy_plugin import DoublesPlugin, ToyPlugin  # noqa: E402
+
+from automl_core.plugins import Plugins, load_plugins  # noqa: E402
+
+
+@pytest.fixture
+def plugins() -> Plugins:
+    """The core's defaults, the toy space and the test doubles; no installed plugins."""
+    return load_plugins(extra=[ToyPlugin(), DoublesPlugin()], entry_points=False)
+
+
+def toy_recipe(**overrides: object) -> dict:
+    """A small valid recipe on a real dataset, as a dict to modify."""
+    recipe: dict = {
+        "name": "toy",
+        "task": {"dataset": "sklearn:breast_cancer", "metric": "balanced_accuracy",
+                 "resampling": {"holdout": 0.3}},
+        "space": "toy-classification",
+        "search": {"strategy": "random"},
+        "budget": {"trials": 6},
+        "seed": 3,
+    }  # fmt: skip
+    recipe.update(overrides)
+    return recipe

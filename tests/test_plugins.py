@@ -1,0 +1,164 @@
+"""The plugin manager and registries: built-ins, duplicates, broken plugins, the env filter."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from automl_core import hookimpl
+from automl_core.errors import PluginError, UnknownComponentError
+from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
+
+
+class StrategyPlugin:
+    """Registers one strategy under a given name, as if from a given distribution."""
+
+    def __init__(self, name: str, distribution: str) -> None:
+        self.strategy_name = name
+        self.distribution = distribution
+        self.__name__ = f"{distribution}-plugin"
+
+    @hookimpl
+    def register_search_strategies(self, register):
+        register(self.strategy_name, lambda: None, description=f"from {self.distribution}")
+
+
+def test_builtins_are_registered_as_plugins():
+    plugins = load_plugins(entry_points=False)
+    assert plugins.registry.names("search_strategy") == ["random"]
+    assert plugins.registry.names("executor") == ["sequential"]
+    assert {"sklearn", "csv", "keel"} <= set(plugins.registry.names("dataset_source"))
+    random = plugins.get("search_strategy", "random")
+    assert random.origin.distribution == "automl-core"
+    assert random.parameters() == {"include_default": False, "max_retries": 200}
+
+
+def test_duplicate_name_is_an_error_naming_both_distributions():
+    plugins = load_plugins(
+        extra=[StrategyPlugin("tpe", "dist-one"), StrategyPlugin("tpe", "dist-two")],
+        entry_points=False,
+    )
+    with pytest.raises(PluginError, match=r"'tpe' is registered by more than one plugin") as info:
+        plugins.get("search_strategy", "tpe")
+    assert "dist-one" in str(info.value) and "dist-two" in str(info.value)
+    assert "tpe" in plugins.registry.names("search_strategy")  # still listed, as a conflict
+
+
+def test_a_plugin_may_not_reuse_a_builtin_name():
+    plugins = load_plugins(extra=[StrategyPlugin("random", "impostor")], entry_points=False)
+    with pytest.raises(PluginError, match="automl-core.*impostor"):
+        plugins.get("search_strategy", "random")
+
+
+def test_unknown_name_lists_the_closest_registered_names():
+    plugins = load_plugins(entry_points=False)
+    with pytest.raises(UnknownComponentError, match=r"did you mean 'random'") as info:
+        plugins.get("search_strategy", "randon")
+    assert info.value.known == ["random"]
+
+
+def test_a_plugin_whose_registration_raises_is_reported_and_others_load():
+    class Broken:
+        __name__ = "broken-plugin"
+
+        @hookimpl
+        def register_surrogates(self, register):
+            register("good-looking", lambda: None)
+            raise RuntimeError("cannot find my model file")
+
+    plugins = load_plugins(extra=[Broken(), StrategyPlugin("fine", "ok-dist")], entry_points=False)
+    assert [b.name for b in plugins.broken] == ["broken-plugin"]
+    assert "cannot find my model file" in plugins.broken[0].error
+    assert "good-looking" not in plugins.registry.names("surrogate")  # nothing half-registered
+    assert "fine" in plugins.registry.names("search_strategy")
+
+
+def test_registering_a_non_callable_is_reported():
+    class Sloppy:
+        __name__ = "sloppy"
+
+        @hookimpl
+        def register_surrogates(self, register):
+            register("not-a-factory", 42)
+
+    plugins = load_plugins(extra=[Sloppy()], entry_points=False)
+    assert "must be callable" in plugins.broken[0].error
+
+
+def test_misspelled_hook_fails_loudly():
+    class Misspelled:
+        __name__ = "misspelled"
+
+        @hookimpl
+        def register_surrogate(self, register):  # missing "s"
+            pass
+
+    with pytest.raises(Exception, match="register_surrogate"):
+        load_plugins(extra=[Misspelled()], entry_points=False)
+
+
+class FakeDistribution:
+    def __init__(self, name: str) -> None:
+        self.metadata = {"Name": name}
+        self.version = "9.9"
+
+
+class FakeEntryPoint:
+    def __init__(self, name: str, module: str, dist: str) -> None:
+        self.name = name
+        self.value = module
+        self.dist = FakeDistribution(dist)
+
+    def load(self):
+        import importlib
+
+        return importlib.import_module(self.value)
+
+
+@pytest.fixture
+def fake_entry_points(monkeypatch):
+    """Two installed plugins as entry points: one imports fine, one raises on import."""
+    good = types.ModuleType("fake_good_plugin")
+    exec(
+        "from automl_core import hookimpl\n"
+        "@hookimpl\n"
+        "def register_surrogates(register):\n"
+        "    register('fake-rf', lambda: None)\n",
+        good.__dict__,
+    )
+    monkeypatch.setitem(sys.modules, "fake_good_plugin", good)
+    points = [
+        FakeEntryPoint("good", "fake_good_plugin", "automl-fake-good"),
+        FakeEntryPoint("bad", "fake_missing_module_xyz", "automl-fake-bad"),
+    ]
+    monkeypatch.setattr(
+        "automl_core.plugins.metadata.entry_points", lambda group: points if group == "automl_core" else []
+    )
+
+
+def test_entry_point_that_fails_to_import_is_reported(fake_entry_points, monkeypatch):
+    monkeypatch.delenv(LOAD_PLUGINS_ENV, raising=False)
+    plugins = load_plugins()
+    assert plugins.get("surrogate", "fake-rf").origin.distribution == "automl-fake-good"
+    assert plugins.get("surrogate", "fake-rf").origin.version == "9.9"
+    (broken,) = plugins.broken
+    assert broken.name == "bad" and broken.distribution == "automl-fake-bad"
+    assert "fake_missing_module_xyz" in broken.error
+
+
+def test_env_var_restricts_which_plugins_load(fake_entry_points, monkeypatch):
+    monkeypatch.setenv(LOAD_PLUGINS_ENV, "automl-fake-good")  # by distribution name
+    plugins = load_plugins()
+    assert plugins.registry.names("surrogate") == ["fake-rf"]
+    assert plugins.broken == []  # "bad" was never imported
+    monkeypatch.setenv(LOAD_PLUGINS_ENV, "")
+    plugins = load_plugins()
+    assert plugins.registry.names("surrogate") == []
+    assert plugins.registry.names("search_strategy") == ["random"]  # built-ins always load
+
+
+def test_create_reports_bad_parameters_with_the_allowed_ones(plugins):
+    with pytest.raises(PluginError, match=r"include_default, max_retries"):
+        plugins.create("search_strategy", "random", {"nonsense": 1})

@@ -1,0 +1,175 @@
+"""The run loop end to end on real data, with the toy space and test doubles of every kind."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import joblib
+import numpy as np
+import pytest
+from conftest import toy_recipe
+from sklearn.datasets import load_breast_cancer
+from toy_plugin import FixedWarmStarter
+
+from automl_core.errors import AutoMLError
+from automl_core.history import RunHistory
+from automl_core.recipe import parse_recipe
+from automl_core.runner import HISTORY_FILE, RunError, run
+
+
+def history_of(run_dir):
+    with RunHistory(run_dir / HISTORY_FILE) as history:
+        return history.trials(), {k: history.get_meta(k) for k in ("recipe", "plugins", "versions", "summary")}
+
+
+def test_end_to_end_run_stores_trials_refits_and_saves(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe(task={"dataset": "sklearn:breast_cancer", "test_size": 0.25,
+                                           "resampling": {"cv": 3}}))  # fmt: skip
+    summary = run(recipe, tmp_path / "run", plugins=plugins)
+    trials, meta = history_of(tmp_path / "run")
+    assert summary.n_trials == len(trials) == 6
+    assert summary.stopped_because == "trial budget reached"
+    assert all(t.finished for t in trials)
+    ok = [t for t in trials if t.status == "ok"]
+    assert summary.best_loss == min(t.loss for t in ok)
+    assert 0 <= summary.best_loss < 0.5  # a real model on breast cancer beats chance
+    assert set(ok[0].metrics) >= {"accuracy", "balanced_accuracy", "roc_auc", "log_loss"}
+    assert summary.test_scores["balanced_accuracy"] > 0.8
+    assert meta["plugins"]["search.strategy"] == {"name": "random", "distribution": "automl-core",
+                                                  "version": "0.1.0"}  # fmt: skip
+    assert meta["recipe"]["name"] == "toy" and "python" in meta["versions"]
+    saved = joblib.load(tmp_path / "run" / "model.joblib")
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    predictions = saved["model"].predict(X)
+    assert set(np.unique(predictions)) <= set(np.unique(y))
+    assert np.mean(predictions == y) > 0.85
+    assert (tmp_path / "run" / "recipe.yaml").is_file()
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["n_trials"] == 6
+
+
+def test_same_seed_gives_the_same_trials(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe())
+    run(recipe, tmp_path / "a", plugins=plugins)
+    run(recipe, tmp_path / "b", plugins=plugins)
+    first, _ = history_of(tmp_path / "a")
+    second, _ = history_of(tmp_path / "b")
+    assert [t.trial.config for t in first] == [t.trial.config for t in second]
+    assert [t.loss for t in first] == [t.loss for t in second]
+    other = parse_recipe(toy_recipe(seed=4))
+    run(other, tmp_path / "c", plugins=plugins)
+    third, _ = history_of(tmp_path / "c")
+    assert [t.trial.config for t in first] != [t.trial.config for t in third]
+
+
+def test_a_crashing_component_is_recorded_and_the_search_goes_on(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe(budget={"trials": 12}))
+    summary = run(recipe, tmp_path / "run", plugins=plugins)
+    trials, _ = history_of(tmp_path / "run")
+    crashed = [t for t in trials if t.status == "crashed"]
+    assert crashed, "the toy space has a component that always crashes; 12 trials should hit it"
+    assert all(t.trial.config["classifier:__choice__"] == "crashing" for t in crashed)
+    assert all("this component always fails" in t.error and "Traceback" in t.error for t in crashed)
+    assert all(math.isinf(t.loss) for t in crashed)
+    assert len(trials) == 12 and summary.best_loss is not None
+
+
+def test_warm_start_metafeatures_and_surrogate_flow_through_the_contracts(plugins, tmp_path):
+    FixedWarmStarter.seen_tasks.clear()
+    recipe = parse_recipe(toy_recipe(
+        search={"strategy": "greedy-surrogate", "params": {"initial": 2}, "surrogate": "mean"},
+        metafeatures="row-count",
+        warmstart={"starter": "fixed", "configs": 2},
+        budget={"trials": 5},
+    ))  # fmt: skip
+    run(recipe, tmp_path / "run", plugins=plugins)
+    (task,) = FixedWarmStarter.seen_tasks
+    assert task.metafeatures == {"rows": 569.0, "features": 30.0}
+    assert task.n_rows == 569 and task.metric == "balanced_accuracy"
+    trials, _ = history_of(tmp_path / "run")
+    assert [t.trial.origin for t in trials][-1] == "model"
+
+
+def test_random_search_starts_with_the_warm_start(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe(warmstart={"starter": "fixed", "configs": 3}))
+    run(recipe, tmp_path / "run", plugins=plugins)
+    trials, _ = history_of(tmp_path / "run")
+    assert [t.trial.origin for t in trials[:3]] == ["warmstart"] * 3
+    assert [t.trial.config["classifier:decision_tree:max_depth"] for t in trials[:3]] == [2, 4, 6]
+    assert {t.trial.origin for t in trials[3:]} == {"random"}
+
+
+def test_the_ensembler_weights_become_the_final_model(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe(ensemble="best-two", task={"dataset": "sklearn:breast_cancer", "test_size": 0.3}))
+    summary = run(recipe, tmp_path / "run", plugins=plugins)
+    assert list(summary.ensemble.values()) == [0.5, 0.5]
+    model = joblib.load(tmp_path / "run" / "model.joblib")["model"]
+    assert len(model.estimators) == 2
+    assert set(summary.ensemble) == {t.trial.id for t in RunHistory(tmp_path / "run" / HISTORY_FILE).best(2)}
+
+
+def test_a_failing_strategy_keeps_what_was_computed(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe(search={"strategy": "failing", "params": {"fail_at": 4}}))
+    with pytest.raises(RunError, match=r"search strategy raised in ask\(\): ValueError: strategy bug on purpose") as info:
+        run(recipe, tmp_path / "run", plugins=plugins)
+    trials, meta = history_of(tmp_path / "run")
+    assert len(trials) == 3 and all(t.finished for t in trials)
+    assert info.value.summary.model_path is not None  # the best so far is still saved
+    assert meta["summary"]["stopped_because"].startswith("error: the search strategy raised")
+
+
+def test_regression_end_to_end(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe(task={"dataset": "sklearn:diabetes", "metric": "r2"},
+                                     space="toy-regression", budget={"trials": 4}))  # fmt: skip
+    summary = run(recipe, tmp_path / "run", plugins=plugins)
+    assert summary.metric == "r2" and summary.best_loss < 1.0  # better than predicting the mean
+
+
+def test_space_and_metric_must_fit_the_dataset_task(plugins, tmp_path):
+    wrong_space = parse_recipe(toy_recipe(task={"dataset": "sklearn:diabetes"}))
+    with pytest.raises(AutoMLError, match="regression task, the space is for classification"):
+        run(wrong_space, tmp_path / "a", plugins=plugins)
+    wrong_metric = parse_recipe(toy_recipe(task={"dataset": "sklearn:diabetes", "metric": "accuracy"},
+                                           space="toy-regression"))  # fmt: skip
+    with pytest.raises(AutoMLError, match=r"task\.metric: got 'accuracy', expected a regression metric"):
+        run(wrong_metric, tmp_path / "b", plugins=plugins)
+
+
+def test_an_existing_run_folder_is_not_overwritten(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe(budget={"trials": 1}))
+    run(recipe, tmp_path / "run", plugins=plugins)
+    with pytest.raises(AutoMLError, match="already holds a run"):
+        run(recipe, tmp_path / "run", plugins=plugins)
+
+
+def test_wall_time_budget_stops_the_search(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe(budget={"wall_time": 1.5}))
+    summary = run(recipe, tmp_path / "run", plugins=plugins)
+    assert summary.stopped_because == "wall-time budget reached"
+    assert summary.n_trials >= 1
+
+
+def test_lifecycle_hooks_see_every_trial(plugins, tmp_path):
+    from automl_core import hookimpl
+
+    class Recorder:
+        def __init__(self):
+            self.events = []
+
+        @hookimpl
+        def on_run_start(self, run):
+            self.events.append(("start", run.dataset))
+
+        @hookimpl
+        def on_trial_end(self, trial, result):
+            self.events.append(("trial", trial.id))
+
+        @hookimpl
+        def on_run_end(self, summary):
+            self.events.append(("end", summary.n_trials))
+
+    recorder = Recorder()
+    run(parse_recipe(toy_recipe(budget={"trials": 3})), tmp_path / "run", plugins=plugins,
+        observers=(recorder,))  # fmt: skip
+    assert recorder.events == [("start", "sklearn:breast_cancer"), ("trial", 0), ("trial", 1),
+                               ("trial", 2), ("end", 3)]  # fmt: skip
