@@ -18,18 +18,3 @@ from automl_core.plugins import Plugins, load_plugins  # noqa: E402
 def plugins() -> Plugins:
     """The core's defaults, the toy space and the test doubles; no installed plugins."""
     return load_plugins(extra=[ToyPlugin(), DoublesPlugin()], entry_points=False)
-
-
-def toy_recipe(**overrides: object) -> dict:
-    """A small valid recipe on a real dataset, as a dict to modify."""
-    recipe: dict = {
-        "name": "toy",
-        "task": {"dataset": "sklearn:breast_cancer", "metric": "balanced_accuracy",
-                 "resampling": {"holdout": 0.3}},
-        "space": "toy-classification",
-        "search": {"strategy": "random"},
-        "budget": {"trials": 6},
-        "seed": 3,
-    }  # fmt: skip
-    recipe.update(overrides)
-    return recipe

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import toy_recipe
+
+from toy_plugin import toy_recipe
 
 from automl_core.errors import RecipeError
 from automl_core.recipe import apply_overrides, check_names, load_recipe, parse_recipe

@@ -8,9 +8,8 @@ import math
 import joblib
 import numpy as np
 import pytest
-from conftest import toy_recipe
 from sklearn.datasets import load_breast_cancer
-from toy_plugin import FixedWarmStarter
+from toy_plugin import FixedWarmStarter, toy_recipe
 
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory

@@ -241,3 +241,18 @@ class DoublesPlugin:
     @hookimpl
     def register_ensemblers(self, register: Any) -> None:
         register("best-two", BestTwoEnsembler)
+
+
+def toy_recipe(**overrides: object) -> dict:
+    """A small valid recipe on a real dataset, as a dict to modify."""
+    recipe: dict = {
+        "name": "toy",
+        "task": {"dataset": "sklearn:breast_cancer", "metric": "balanced_accuracy",
+                 "resampling": {"holdout": 0.3}},
+        "space": "toy-classification",
+        "search": {"strategy": "random"},
+        "budget": {"trials": 6},
+        "seed": 3,
+    }  # fmt: skip
+    recipe.update(overrides)
+    return recipe

@@ -1,0 +1,32 @@
+# Two commands do everything (see README.md):
+#   make demo   create .venv, install the core and every plugin, run the quickstart recipe
+#   make test   create .venv, install the core, every plugin and the test tools, run the tests
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PLUGINS := $(sort $(wildcard plugins/*))
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint clean
+
+$(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]" $(foreach p,$(PLUGINS),-e $(p))
+	touch $@
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/automl run examples/recipes/quickstart.yaml --out runs/quickstart-$$(date +%Y%m%d-%H%M%S)
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) runs

@@ -1,0 +1,1 @@
+"""An example automl-core plugin: hill climbing over a pipeline space."""

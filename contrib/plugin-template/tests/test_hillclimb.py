@@ -1,0 +1,31 @@
+"""The template's own tests: run them with the plugin installed (pip install -e .)."""
+
+import numpy as np
+
+from automl_core.contracts import SearchContext
+from automl_core.trial import Result, Status, Trial
+from automl_hillclimb.strategy import HillClimbing
+
+
+class LineSpace:
+    """Integers 0..99; neighbours are +-1; loss is the distance to 70."""
+
+    def sample(self, rng, n):
+        return [{"x": int(v)} for v in rng.integers(0, 100, n)]
+
+    def neighbours(self, config, rng, n=4):
+        return [{"x": v} for v in (config["x"] - 1, config["x"] + 1) if 0 <= v < 100]
+
+    def key(self, config):
+        return str(config["x"])
+
+
+def test_climbs_to_the_optimum():
+    strategy = HillClimbing(restart_probability=0.0)
+    strategy.setup(SearchContext(space=LineSpace(), seed=0))
+    for trial_id in range(120):
+        candidate = strategy.ask()
+        loss = abs(candidate.config["x"] - 70)
+        strategy.tell(Trial(trial_id, candidate.config), Result(Status.OK, float(loss)))
+    assert strategy.best[0] == 0.0
+    assert np.isfinite(strategy.best[0])
