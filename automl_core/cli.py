@@ -11,8 +11,9 @@ import json
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from automl_core import __version__
 from automl_core.errors import AutoMLError
@@ -66,9 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_set(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
         help="override a recipe value, e.g. --set search.params.c_ucb=1.3 (repeatable)",
-    )  # fmt: skip
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -81,8 +86,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"run folder: {summary.run_dir}")
     print(f"trials: {summary.n_trials} ({summary.stopped_because}, {summary.elapsed:.1f}s)")
     if summary.best_loss is not None:
-        print(f"best validation loss ({summary.metric}): {summary.best_loss:.4f} "
-              f"(trial {summary.best_trial})")  # fmt: skip
+        print(
+            f"best validation loss ({summary.metric}): {summary.best_loss:.4f} "
+            f"(trial {summary.best_trial})"
+        )
     if summary.test_scores:
         print(f"test {summary.metric}: {summary.test_scores.get(summary.metric, math.nan):.4f}")
     if summary.model_path:
@@ -94,11 +101,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     recipe = load_recipe(args.recipe, args.overrides)
     plugins = load_plugins()
     check_names(recipe, plugins)
-    print(f"{args.recipe}: valid (strategy {recipe.search.strategy.name}, space {recipe.space.name})")
+    print(
+        f"{args.recipe}: valid (strategy {recipe.search.strategy.name}, space {recipe.space.name})"
+    )
     return 0
 
 
-def plugin_listing(plugins: Plugins, kind: str | None = None) -> dict[str, object]:
+def plugin_listing(plugins: Plugins, kind: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """What ``automl plugins --json`` prints."""
     components = [r.as_dict() for r in plugins.registry.all() if kind in (None, r.kind)]
     conflicts = [
@@ -106,7 +115,7 @@ def plugin_listing(plugins: Plugins, kind: str | None = None) -> dict[str, objec
         for (k, n), claims in plugins.registry.conflicts.items()
         if kind in (None, k)
     ]
-    broken = [vars(b) for b in plugins.broken]
+    broken = [dict(vars(b)) for b in plugins.broken]
     return {"components": components, "conflicts": conflicts, "broken": broken}
 
 
@@ -117,14 +126,14 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         print(json.dumps(listing, indent=2))
         return 0
     current = None
-    for item in listing["components"]:  # type: ignore[union-attr]
+    for item in listing["components"]:
         if item["kind"] != current:
             current = item["kind"]
             print(f"\n{current}:")
         print(f"  {item['name']:<40} {item['distribution']} {item['version']}")
-    for conflict in listing["conflicts"]:  # type: ignore[union-attr]
+    for conflict in listing["conflicts"]:
         print(f"\nCONFLICT {conflict['kind']} {conflict['name']!r}: {conflict['claimed_by']}")
-    for broken in listing["broken"]:  # type: ignore[union-attr]
+    for broken in listing["broken"]:
         print(f"\nBROKEN plugin {broken['name']} ({broken['distribution']}): {broken['error']}")
     return 0
 
@@ -141,22 +150,30 @@ def cmd_show(args: argparse.Namespace) -> int:
     statuses: dict[str, int] = {}
     for t in trials:
         statuses[t.status] = statuses.get(t.status, 0) + 1
-    print(f"{args.run_dir}: {len(trials)} trials on {dataset}, metric {metric}, "
-          + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))  # fmt: skip
+    print(
+        f"{args.run_dir}: {len(trials)} trials on {dataset}, metric {metric}, "
+        + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+    )
     ranked = sorted(trials, key=lambda t: (t.loss, t.trial.id))[: args.top]
-    print(f"{'rank':>4} {'trial':>5} {'loss':>9} {'status':<8} {'origin':<10} {'time':>7}  pipeline")
+    print(
+        f"{'rank':>4} {'trial':>5} {'loss':>9} {'status':<8} {'origin':<10} {'time':>7}  pipeline"
+    )
     for rank, t in enumerate(ranked, 1):
         loss = "-" if not math.isfinite(t.loss) else f"{t.loss:.4f}"
-        print(f"{rank:>4} {t.trial.id:>5} {loss:>9} {t.status:<8} {t.trial.origin:<10} "
-              f"{(t.duration or 0):>6.2f}s  {describe_pipeline(t.trial.config)}")  # fmt: skip
+        print(
+            f"{rank:>4} {t.trial.id:>5} {loss:>9} {t.status:<8} {t.trial.origin:<10} "
+            f"{(t.duration or 0):>6.2f}s  {describe_pipeline(t.trial.config)}"
+        )
     if summary and summary.get("test_scores"):
         print(f"test {metric} of the final model: {summary['test_scores'].get(metric)}")
     return 0
 
 
-def describe_pipeline(config: dict) -> str:
+def describe_pipeline(config: Mapping[str, Any]) -> str:
     """The chosen component of each stage, e.g. ``standardize > pca > random_forest``."""
-    chosen = [str(v) for k, v in config.items() if k.endswith(":__choice__") and v != "feature_type"]
+    chosen = [
+        str(v) for k, v in config.items() if k.endswith(":__choice__") and v != "feature_type"
+    ]
     return " > ".join(chosen) if chosen else json.dumps(config)[:60]
 
 

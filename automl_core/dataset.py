@@ -70,8 +70,7 @@ def check_dataset(dataset: Dataset) -> Dataset:
     y = np.asarray(dataset.y)
     if y.ndim != 1 or len(y) != len(dataset.X):
         raise DatasetError(
-            f"{where}: target has shape {y.shape}, expected ({len(dataset.X)},) "
-            "(one value per row)"
+            f"{where}: target has shape {y.shape}, expected ({len(dataset.X)},) (one value per row)"
         )
     missing = pd.isna(pd.Series(y))
     if missing.any():

@@ -12,6 +12,7 @@ import time
 import traceback
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,7 +60,7 @@ def make_splits(
     return list(splitter.split(rows, y if enough else None))
 
 
-def predict_scores(estimator: object, X: pd.DataFrame, n_classes: int) -> np.ndarray:
+def predict_scores(estimator: Any, X: pd.DataFrame, n_classes: int) -> np.ndarray:
     """Class probabilities in columns 0..n_classes-1, whatever the estimator offers."""
     classes = np.asarray(getattr(estimator, "classes_", np.arange(n_classes)), dtype=int)
     if hasattr(estimator, "predict_proba"):
@@ -152,12 +153,12 @@ class PipelineEvaluator(Evaluator):
             predictions=held_out.astype(np.float32),
         )
 
-    def _predict(self, model: object, X: pd.DataFrame) -> np.ndarray:
+    def _predict(self, model: Any, X: pd.DataFrame) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if self.task == "classification":
                 return predict_scores(model, X, self.n_classes)
-            return np.asarray(model.predict(X), dtype=float).reshape(-1, 1)  # type: ignore[attr-defined]
+            return np.asarray(model.predict(X), dtype=float).reshape(-1, 1)
 
     def scores(self, predictions: np.ndarray) -> dict[str, float]:
         """Every metric of the task on the validation rows (NaN where undefined)."""

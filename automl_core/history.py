@@ -124,8 +124,14 @@ class RunHistory:
         self._db.execute(
             "INSERT INTO trials (id, config, budget, origin, status, started_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (trial.id, json.dumps(dict(trial.config)), trial.budget, trial.origin, RUNNING,
-             time.time()),
+            (
+                trial.id,
+                json.dumps(dict(trial.config)),
+                trial.budget,
+                trial.origin,
+                RUNNING,
+                time.time(),
+            ),
         )
 
     def finish(self, trial: Trial, result: Result) -> None:
@@ -182,8 +188,21 @@ class RunHistory:
 
     @staticmethod
     def _row(row: tuple) -> StoredTrial:
-        (id_, config, budget, origin, status, loss, metrics, fit_time, predict_time, duration,
-         error, started_at, finished_at) = row
+        (
+            id_,
+            config,
+            budget,
+            origin,
+            status,
+            loss,
+            metrics,
+            fit_time,
+            predict_time,
+            duration,
+            error,
+            started_at,
+            finished_at,
+        ) = row
         return StoredTrial(
             trial=Trial(id_, json.loads(config), budget, origin),
             status=status,

@@ -57,7 +57,9 @@ def _rmse(y: np.ndarray, pred: np.ndarray) -> float:
 
 #: Classification metrics take integer labels 0..k-1 and an (n, k) probability matrix.
 CLASSIFICATION = {
-    "accuracy": Metric("accuracy", "classification", lambda y, p: skm.accuracy_score(y, _labels(p))),
+    "accuracy": Metric(
+        "accuracy", "classification", lambda y, p: skm.accuracy_score(y, _labels(p))
+    ),
     "balanced_accuracy": Metric(
         "balanced_accuracy",
         "classification",

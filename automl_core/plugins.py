@@ -277,8 +277,13 @@ def _collect_registrations(
             except Exception as error:
                 if impl.plugin_name not in failed:
                     failed.add(impl.plugin_name)
-                    broken.append(BrokenPlugin(impl.plugin_name, origin.distribution,
-                                               f"{hook_name}: {_describe(error)}"))  # fmt: skip
+                    broken.append(
+                        BrokenPlugin(
+                            impl.plugin_name,
+                            origin.distribution,
+                            f"{hook_name}: {_describe(error)}",
+                        )
+                    )
     for registration in pending:
         if registration.origin.plugin not in failed:
             registry.add(registration)

@@ -43,7 +43,7 @@ class TaskSpec:
     target: str | None = None
     type: str | None = None
     metric: str | None = None
-    resampling: Resampling = Resampling()
+    resampling: Resampling = field(default_factory=Resampling)
     test_size: float | None = None
 
 
@@ -141,9 +141,17 @@ def load_recipe(path: str | Path, overrides: Sequence[str] = ()) -> Recipe:
 # ---------------------------------------------------------------------------------------------
 
 TOP_KEYS = (
-    "name", "task", "space", "search", "budget", "executor", "metafeatures", "warmstart",
-    "ensemble", "seed",
-)  # fmt: skip
+    "name",
+    "task",
+    "space",
+    "search",
+    "budget",
+    "executor",
+    "metafeatures",
+    "warmstart",
+    "ensemble",
+    "seed",
+)
 
 
 def _check_keys(path: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:
@@ -151,8 +159,9 @@ def _check_keys(path: str, data: Mapping[str, Any], allowed: Sequence[str]) -> N
         if key not in allowed:
             close = difflib.get_close_matches(str(key), allowed, n=1)
             hint = f"Did you mean {close[0]!r}?" if close else ""
-            raise RecipeError(_join(path, str(key)), data[key], f"one of the keys {list(allowed)}",
-                              hint)  # fmt: skip
+            raise RecipeError(
+                _join(path, str(key)), data[key], f"one of the keys {list(allowed)}", hint
+            )
 
 
 def _join(path: str, key: str) -> str:
@@ -166,16 +175,23 @@ def _mapping(path: str, value: Any, what: str = "a mapping") -> dict[str, Any]:
 
 
 def _number(
-    path: str, value: Any, *, low: float, high: float = math.inf, integer: bool = False,
+    path: str,
+    value: Any,
+    *,
+    low: float,
+    high: float = math.inf,
+    integer: bool = False,
     low_open: bool = False,
-) -> float:  # fmt: skip
+) -> float:
     kind = "an integer" if integer else "a number"
     ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok_type or not math.isfinite(value):
         raise RecipeError(path, value, kind)
     too_low = value <= low if low_open else value < low
     if too_low or value > high:
-        bounds = f"{'>' if low_open else '>='} {low}" + ("" if high == math.inf else f" and <= {high}")
+        bounds = f"{'>' if low_open else '>='} {low}" + (
+            "" if high == math.inf else f" and <= {high}"
+        )
         raise RecipeError(path, value, f"{kind} {bounds}")
     return value
 
@@ -239,8 +255,12 @@ def _task(value: Any) -> TaskSpec:
     allowed = metric_names(task_type)
     if metric is not None and metric not in allowed:
         close = difflib.get_close_matches(str(metric), allowed, n=1)
-        raise RecipeError("task.metric", metric, f"one of {allowed}",
-                          f"Did you mean {close[0]!r}?" if close else "")  # fmt: skip
+        raise RecipeError(
+            "task.metric",
+            metric,
+            f"one of {allowed}",
+            f"Did you mean {close[0]!r}?" if close else "",
+        )
     test_size = data.get("test_size")
     if test_size is not None:
         _number("task.test_size", test_size, low=0, high=0.9, low_open=True)
@@ -259,7 +279,7 @@ def _resampling(value: Any) -> Resampling:
     expected = "{holdout: <fraction in (0, 1)>} or {cv: <folds >= 2>}"
     if not isinstance(value, dict) or len(value) != 1:
         raise RecipeError("task.resampling", value, expected)
-    (kind, amount), = value.items()  # fmt: skip
+    ((kind, amount),) = value.items()
     if kind == "holdout":
         fraction = _number("task.resampling.holdout", amount, low=0, high=0.9, low_open=True)
         return Resampling("holdout", fraction=fraction)
@@ -353,14 +373,20 @@ def check_names(recipe: Recipe, plugins: Plugins) -> None:
         except UnknownComponentError as error:
             hint = f"Did you mean {', '.join(map(repr, error.close))}? " if error.close else ""
             hint += f"Registered: {', '.join(error.known) if error.known else '(none)'}"
-            raise RecipeError(path, ref.name, f"a registered {kind.replace('_', ' ')}",
-                              hint) from None  # fmt: skip
+            raise RecipeError(
+                path, ref.name, f"a registered {kind.replace('_', ' ')}", hint
+            ) from None
         except PluginError as error:
-            raise RecipeError(path, ref.name, "a name registered by one plugin", str(error)) from None
+            raise RecipeError(
+                path, ref.name, "a name registered by one plugin", str(error)
+            ) from None
         if path in ("task.dataset",):
             continue
-        params_path = path.rsplit(".", 1)[0] + ".params" if path.startswith("search.strategy") \
-            else f"{path.removesuffix('.starter')}.params"  # fmt: skip
+        params_path = (
+            path.rsplit(".", 1)[0] + ".params"
+            if path.startswith("search.strategy")
+            else f"{path.removesuffix('.starter')}.params"
+        )
         _check_params(params_path, registration.obj, ref.params)
 
 
@@ -372,12 +398,15 @@ def _check_params(path: str, factory: Any, params: Mapping[str, Any]) -> None:
     if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
         return
     accepted = [
-        name for name, p in signature.parameters.items()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and name not in ("self", "components")
-    ]  # fmt: skip
+        name
+        for name, p in signature.parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        and name not in ("self", "components")
+    ]
     for key, value in params.items():
         if key not in accepted:
             close = difflib.get_close_matches(key, accepted, n=1)
             hint = f"Did you mean {close[0]!r}? " if close else ""
-            raise RecipeError(f"{path}.{key}", value, f"one of the parameters {accepted}",
-                              hint.strip())  # fmt: skip
+            raise RecipeError(
+                f"{path}.{key}", value, f"one of the parameters {accepted}", hint.strip()
+            )

@@ -118,7 +118,9 @@ class Setup:
     task: TaskDescription
 
 
-def split_test(dataset: Dataset, test_size: float | None, seed: int) -> tuple[Dataset, Dataset | None]:
+def split_test(
+    dataset: Dataset, test_size: float | None, seed: int
+) -> tuple[Dataset, Dataset | None]:
     """Hold ``test_size`` of the rows out of the search (stratified for classification)."""
     if not test_size:
         return dataset, None
@@ -135,8 +137,13 @@ def split_test(dataset: Dataset, test_size: float | None, seed: int) -> tuple[Da
 
     def part(rows: np.ndarray, suffix: str) -> Dataset:
         X = dataset.X.iloc[rows].reset_index(drop=True)
-        return Dataset(f"{dataset.name}[{suffix}]", X, np.asarray(dataset.y)[rows], dataset.task,
-                       dict(dataset.info))  # fmt: skip
+        return Dataset(
+            f"{dataset.name}[{suffix}]",
+            X,
+            np.asarray(dataset.y)[rows],
+            dataset.task,
+            dict(dataset.info),
+        )
 
     return part(train, "train"), part(test, "test")
 
@@ -151,7 +158,9 @@ def prepare(recipe: Recipe, plugins: Plugins) -> Setup:
     try:
         metric = get_metric(metric_name, dataset.task)
     except AutoMLError as error:
-        raise RecipeError("task.metric", metric_name, f"a {dataset.task} metric", str(error)) from None
+        raise RecipeError(
+            "task.metric", metric_name, f"a {dataset.task} metric", str(error)
+        ) from None
     train, test = split_test(dataset, recipe.task.test_size, recipe.seed)
     space_registration = plugins.get("space", recipe.space.name)
     space = space_registration.obj(plugins.components(), **recipe.space.params)
@@ -159,14 +168,19 @@ def prepare(recipe: Recipe, plugins: Plugins) -> Setup:
         raise RecipeError("space", recipe.space.name, "a pipeline space for a dataset task")
     if space.task != dataset.task:
         raise RecipeError(
-            "space", recipe.space.name, f"a {dataset.task} space",
+            "space",
+            recipe.space.name,
+            f"a {dataset.task} space",
             f"dataset {dataset.name!r} is a {dataset.task} task, the space is for {space.task}",
-        )  # fmt: skip
+        )
     task = TaskDescription(
-        dataset=dataset.name, task=dataset.task, n_rows=train.n_rows,
-        n_features=train.n_features, metric=metric.name,
+        dataset=dataset.name,
+        task=dataset.task,
+        n_rows=train.n_rows,
+        n_features=train.n_features,
+        metric=metric.name,
         metafeatures=_metafeatures(recipe, plugins, train),
-    )  # fmt: skip
+    )
     warm_start = _warm_start(recipe, plugins, task, space)
     surrogate = recipe.search.surrogate
 
@@ -174,8 +188,9 @@ def prepare(recipe: Recipe, plugins: Plugins) -> Setup:
         assert surrogate is not None
         return plugins.create("surrogate", surrogate.name, surrogate.params)
 
-    strategy = plugins.create("search_strategy", recipe.search.strategy.name,
-                              recipe.search.strategy.params)  # fmt: skip
+    strategy = plugins.create(
+        "search_strategy", recipe.search.strategy.name, recipe.search.strategy.params
+    )
     strategy.setup(
         SearchContext(
             space=space,
@@ -193,8 +208,9 @@ def prepare(recipe: Recipe, plugins: Plugins) -> Setup:
 def _metafeatures(recipe: Recipe, plugins: Plugins, data: Dataset) -> dict[str, float]:
     if recipe.metafeatures is None:
         return {}
-    provider = plugins.create("metafeature_provider", recipe.metafeatures.name,
-                              recipe.metafeatures.params)  # fmt: skip
+    provider = plugins.create(
+        "metafeature_provider", recipe.metafeatures.name, recipe.metafeatures.params
+    )
     return dict(provider.compute(data.X, np.asarray(data.y), data.task))
 
 
@@ -203,8 +219,9 @@ def _warm_start(
 ) -> WarmStart | None:
     if recipe.warmstart is None:
         return None
-    starter = plugins.create("warmstarter", recipe.warmstart.starter.name,
-                             recipe.warmstart.starter.params)  # fmt: skip
+    starter = plugins.create(
+        "warmstarter", recipe.warmstart.starter.name, recipe.warmstart.starter.params
+    )
     return starter.suggest(task, space, recipe.warmstart.configs)
 
 
@@ -213,8 +230,11 @@ def plugin_versions(recipe: Recipe, plugins: Plugins) -> dict[str, dict[str, str
     versions = {}
     for path, kind, ref in component_refs(recipe):
         origin = plugins.get(kind, ref.name).origin
-        versions[path] = {"name": ref.name, "distribution": origin.distribution,
-                          "version": origin.version}  # fmt: skip
+        versions[path] = {
+            "name": ref.name,
+            "distribution": origin.distribution,
+            "version": origin.version,
+        }
     return versions
 
 
@@ -266,17 +286,23 @@ def search(setup: Setup, history: RunHistory, plugins: Plugins, info: RunInfo) -
             in_flight[setup.executor.submit(setup.evaluator, trial)] = trial
         if not in_flight:
             return stopped
-        done, _ = wait(list(in_flight), timeout=budget.remaining_seconds(), return_when=FIRST_COMPLETED)
+        done, _ = wait(
+            list(in_flight), timeout=budget.remaining_seconds(), return_when=FIRST_COMPLETED
+        )
         if not done:  # wall time ran out with trials still running
             for future, trial in in_flight.items():
                 future.cancel()
-                history.finish(trial, Result.failure(Status.TIMEOUT, "stopped at the run's wall time"))
+                history.finish(
+                    trial, Result.failure(Status.TIMEOUT, "stopped at the run's wall time")
+                )
             return "wall-time budget reached"
         for future in done:
             trial = in_flight.pop(future)
             result = _result_of(future)
             history.finish(trial, result)
-            _call("search strategy", "tell", setup.strategy.tell, trial, result.without_predictions())
+            _call(
+                "search strategy", "tell", setup.strategy.tell, trial, result.without_predictions()
+            )
             plugins.manager.hook.on_trial_end(run=info, trial=trial, result=result)
 
 
@@ -319,8 +345,13 @@ def refit(setup: Setup, configs: list[dict[str, Any]], weights: np.ndarray) -> T
             warnings.simplefilter("ignore")
             model.fit(setup.train.X, y)
         estimators.append(model)
-    return TrainedModel(setup.train.task, estimators, np.asarray(weights, dtype=float),
-                        setup.evaluator.label_encoder, configs)  # fmt: skip
+    return TrainedModel(
+        setup.train.task,
+        estimators,
+        np.asarray(weights, dtype=float),
+        setup.evaluator.label_encoder,
+        configs,
+    )
 
 
 def choose_ensemble(
@@ -330,27 +361,39 @@ def choose_ensemble(
     best = history.best(ENSEMBLE_POOL if setup.recipe.ensemble else 1)
     if not setup.recipe.ensemble or len(best) < 2:
         return best[:1], np.ones(min(1, len(best)))
-    ensembler: Ensembler = plugins.create("ensembler", setup.recipe.ensemble.name,
-                                          setup.recipe.ensemble.params)  # fmt: skip
+    ensembler: Ensembler = plugins.create(
+        "ensembler", setup.recipe.ensemble.name, setup.recipe.ensemble.params
+    )
     with_predictions = [(t, history.predictions(t.trial.id)) for t in best]
     usable = [(t, p) for t, p in with_predictions if p is not None]
     assert isinstance(setup.evaluator, PipelineEvaluator)
     weights = np.asarray(
-        ensembler.fit([p for _, p in usable], setup.evaluator.validation_targets, setup.metric.loss),
+        ensembler.fit(
+            [p for _, p in usable], setup.evaluator.validation_targets, setup.metric.loss
+        ),
         dtype=float,
     )
     keep = weights > 0
-    return [t for (t, _), k in zip(usable, keep, strict=True) if k], weights[keep] / weights[keep].sum()
+    return [t for (t, _), k in zip(usable, keep, strict=True) if k], weights[keep] / weights[
+        keep
+    ].sum()
 
 
-def finalise(setup: Setup, history: RunHistory, plugins: Plugins, run_dir: Path,
-             stopped: str, started: float) -> RunSummary:  # fmt: skip
+def finalise(
+    setup: Setup, history: RunHistory, plugins: Plugins, run_dir: Path, stopped: str, started: float
+) -> RunSummary:
     """Refit the chosen model, score it on the test rows, save it and the summary."""
     members, weights = choose_ensemble(setup, history, plugins)
     summary = RunSummary(
-        run_dir=str(run_dir), n_trials=history.count(), best_trial=None, best_loss=None,
-        best_config=None, metric=setup.metric.name, elapsed=0.0, stopped_because=stopped,
-    )  # fmt: skip
+        run_dir=str(run_dir),
+        n_trials=history.count(),
+        best_trial=None,
+        best_loss=None,
+        best_config=None,
+        metric=setup.metric.name,
+        elapsed=0.0,
+        stopped_because=stopped,
+    )
     if members:
         top = history.best(1)[0]
         summary.best_trial, summary.best_loss = top.trial.id, top.loss
@@ -358,9 +401,14 @@ def finalise(setup: Setup, history: RunHistory, plugins: Plugins, run_dir: Path,
         model = refit(setup, [dict(t.trial.config) for t in members], weights)
         summary.ensemble = {t.trial.id: float(w) for t, w in zip(members, weights, strict=True)}
         if setup.test is not None:
-            y_test = (setup.evaluator.label_encoder.transform(setup.test.y)  # type: ignore[attr-defined]
-                      if model.label_encoder is not None else np.asarray(setup.test.y, float))  # fmt: skip
-            summary.test_scores = score_all(setup.train.task, y_test, model.raw_predictions(setup.test.X))
+            y_test = (
+                setup.evaluator.label_encoder.transform(setup.test.y)  # type: ignore[attr-defined]
+                if model.label_encoder is not None
+                else np.asarray(setup.test.y, float)
+            )
+            summary.test_scores = score_all(
+                setup.train.task, y_test, model.raw_predictions(setup.test.X)
+            )
         joblib.dump({"model": model, "recipe": setup.recipe.raw}, run_dir / MODEL_FILE)
         summary.model_path = str(run_dir / MODEL_FILE)
     summary.elapsed = time.monotonic() - started
@@ -392,8 +440,16 @@ def run(
     (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
     for observer in observers:
         plugins.manager.register(observer)
-    info = RunInfo(run_dir, recipe, setup.dataset.name, setup.train.task, setup.metric.name,
-                   time.time(), recipe.budget.trials, recipe.budget.wall_time)  # fmt: skip
+    info = RunInfo(
+        run_dir,
+        recipe,
+        setup.dataset.name,
+        setup.train.task,
+        setup.metric.name,
+        time.time(),
+        recipe.budget.trials,
+        recipe.budget.wall_time,
+    )
     with RunHistory(run_dir / HISTORY_FILE) as history:
         _write_metadata(history, setup, plugins)
         plugins.manager.hook.on_run_start(run=info)
@@ -409,8 +465,9 @@ def run(
     for observer in observers:
         plugins.manager.unregister(observer)
     if failure is not None:
-        raise RunError(f"{failure}\nThe {summary.n_trials} trials so far are kept in {run_dir}",
-                       summary) from failure  # fmt: skip
+        raise RunError(
+            f"{failure}\nThe {summary.n_trials} trials so far are kept in {run_dir}", summary
+        ) from failure
     return summary
 
 
@@ -420,9 +477,16 @@ def _write_metadata(history: RunHistory, setup: Setup, plugins: Plugins) -> None
     history.set_meta("recipe", setup.recipe.raw)
     history.set_meta("plugins", plugin_versions(setup.recipe, plugins))
     history.set_meta("versions", {"automl-core": __version__, "python": platform.python_version()})
-    history.set_meta("dataset", {"name": setup.dataset.name, "task": setup.dataset.task,
-                                 "rows": setup.dataset.n_rows, "features": setup.dataset.n_features,
-                                 "train_rows": setup.train.n_rows})  # fmt: skip
+    history.set_meta(
+        "dataset",
+        {
+            "name": setup.dataset.name,
+            "task": setup.dataset.task,
+            "rows": setup.dataset.n_rows,
+            "features": setup.dataset.n_features,
+            "train_rows": setup.train.n_rows,
+        },
+    )
     history.set_meta("metric", setup.metric.name)
     history.set_meta("metafeatures", dict(setup.task.metafeatures))
     history.set_meta("started_at", time.time())

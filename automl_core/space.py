@@ -217,9 +217,7 @@ class PipelineSpace:
             )
             if not kept:
                 raise ValueError(f"stage {stage.name!r} would have no components left")
-            stages.append(
-                Stage(stage.name, kept, stage.prefix, stage.choice, stage.default)
-            )
+            stages.append(Stage(stage.name, kept, stage.prefix, stage.choice, stage.default))
         return PipelineSpace(self.name, self.task, tuple(stages), self.assemble, self.constants)
 
     # -- the SearchSpace protocol ------------------------------------------------------------
@@ -285,6 +283,7 @@ class PoolSpace:
 
     @property
     def size(self) -> int:
+        assert self.available is not None
         return int(np.count_nonzero(self.available))
 
     def candidates(self) -> list[dict[str, Any]]:

@@ -18,7 +18,6 @@ import time
 import zlib
 from pathlib import Path
 
-
 from automl_core.builtins.random_search import RandomSearch
 from automl_core.builtins.sequential import SequentialExecutor
 from automl_core.contracts import Evaluator, SearchContext
@@ -99,8 +98,10 @@ def main() -> None:
     for name, space in spaces.items():
         runs = [one_run(space, args.trials, seed) for seed in range(args.repeats)]
         median = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        print(f"| {name} | {len(space.configspace)} | {median['ask']:.3f} | {median['execute']:.3f} "
-              f"| {median['history']:.3f} | {median['tell']:.3f} | {median['total']:.3f} |")
+        print(
+            f"| {name} | {len(space.configspace)} | {median['ask']:.3f} | {median['execute']:.3f} "
+            f"| {median['history']:.3f} | {median['tell']:.3f} | {median['total']:.3f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -9,9 +9,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from toy_plugin import DoublesPlugin, ToyPlugin  # noqa: E402
+from toy_plugin import DoublesPlugin, ToyPlugin
 
-from automl_core.plugins import Plugins, load_plugins  # noqa: E402
+from automl_core.plugins import Plugins, load_plugins
 
 
 @pytest.fixture

@@ -12,12 +12,14 @@ from automl_core.cli import main
 QUICK = {
     "name": "cli",
     "task": {"dataset": "keel:iris", "metric": "accuracy", "test_size": 0.3},
-    "space": {"name": "autosklearn-classification",
-              "params": {"include": {"classifier": ["decision_tree", "k_nearest_neighbors"]}}},
+    "space": {
+        "name": "autosklearn-classification",
+        "params": {"include": {"classifier": ["decision_tree", "k_nearest_neighbors"]}},
+    },
     "search": "random",
     "budget": {"trials": 4},
     "seed": 0,
-}  # fmt: skip
+}
 
 
 def write(tmp_path, data, name="recipe.yaml"):
@@ -54,8 +56,20 @@ def test_validate_accepts_a_good_recipe_and_rejects_a_bad_one(tmp_path, capsys):
 
 def test_run_then_show_on_a_real_keel_dataset(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["run", str(write(tmp_path, QUICK)), "--out", str(out), "--quiet",
-                 "--set", "budget.trials=5"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "run",
+                str(write(tmp_path, QUICK)),
+                "--out",
+                str(out),
+                "--quiet",
+                "--set",
+                "budget.trials=5",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "trials: 5 (trial budget reached" in printed and "test accuracy:" in printed
     assert main(["show", str(out), "--top", "3"]) == 0
@@ -72,7 +86,8 @@ def test_show_on_a_folder_without_a_run(tmp_path, capsys):
 def test_bad_data_is_a_clear_error(tmp_path, capsys):
     csv = tmp_path / "one_class.csv"
     csv.write_text("a,b,label\n1,2,x\n3,4,x\n")
-    recipe = toy_recipe(task={"dataset": f"csv:{csv}", "target": "label"},
-                        space="autosklearn-classification")  # fmt: skip
+    recipe = toy_recipe(
+        task={"dataset": f"csv:{csv}", "target": "label"}, space="autosklearn-classification"
+    )
     assert main(["run", str(write(tmp_path, recipe)), "--out", str(tmp_path / "r"), "--quiet"]) == 2
     assert "at least 2 classes" in capsys.readouterr().err

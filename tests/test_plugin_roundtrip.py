@@ -16,8 +16,9 @@ pytestmark = pytest.mark.slow
 
 
 def sh(*args: object, cwd: Path | None = None) -> str:
-    done = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True,
-                          timeout=900)  # fmt: skip
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -26,8 +27,19 @@ def sh(*args: object, cwd: Path | None = None) -> str:
 def fresh_env(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("roundtrip")
     wheels = base / "wheels"
-    sh(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", wheels, ROOT,
-       ROOT / "plugins" / "automl-sklearn", ROOT / "contrib" / "plugin-template")  # fmt: skip
+    sh(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "-q",
+        "--no-deps",
+        "-w",
+        wheels,
+        ROOT,
+        ROOT / "plugins" / "automl-sklearn",
+        ROOT / "contrib" / "plugin-template",
+    )
     env = base / "venv"
     venv.create(env, with_pip=True)
     sh(env / "bin" / "python", "-m", "pip", "install", "-q", *sorted(wheels.glob("*.whl")))
@@ -49,7 +61,8 @@ def test_the_installed_plugin_runs_from_a_recipe(fresh_env, tmp_path):
     recipe.write_text(
         "name: hill\n"
         "task: {dataset: 'sklearn:iris', metric: accuracy}\n"
-        "space: {name: autosklearn-classification, params: {include: {classifier: [decision_tree, lda]}}}\n"
+        "space: {name: autosklearn-classification,\n"
+        "        params: {include: {classifier: [decision_tree, lda]}}}\n"
         "search: {strategy: hillclimb, params: {restart_probability: 0.5}}\n"
         "budget: {trials: 6}\n"
     )

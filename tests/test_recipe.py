@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from toy_plugin import toy_recipe
 
 from automl_core.errors import RecipeError
@@ -27,22 +26,44 @@ BAD_SHAPES = [
     ({"budget": {}}, r"^budget: got \{\}, expected at least one of 'wall_time'"),
     ({"budget": {"trials": -3}}, r"^budget\.trials: got -3, expected an integer > 0"),
     ({"budget": {"trials": 2.5}}, r"^budget\.trials: got 2\.5, expected an integer"),
-    ({"budget": {"wall_time": "ten minutes"}}, r"^budget\.wall_time: got 'ten minutes', expected a number"),
-    ({"task": {"dataset": "sklearn:iris", "metric": "acuracy"}},
-     r"^task\.metric: got 'acuracy', expected one of .*Did you mean 'accuracy'\?"),
-    ({"task": {"dataset": "sklearn:iris", "resampling": {"holdout": 1.5}}},
-     r"^task\.resampling\.holdout: got 1\.5, expected a number > 0 and <= 0\.9"),
-    ({"task": {"dataset": "sklearn:iris", "resampling": {"cv": 1}}},
-     r"^task\.resampling\.cv: got 1, expected an integer >= 2"),
-    ({"task": {"dataset": "sklearn:iris", "resampling": "bootstrap"}},
-     r"^task\.resampling: got 'bootstrap', expected \{holdout"),
-    ({"task": {"dataset": "sklearn:iris", "type": "clustering"}},
-     r"^task\.type: got 'clustering', expected one of \['classification', 'regression'\]"),
-    ({"search": {"params": {"x": 1}}}, r"^search\.strategy: got None, expected a search strategy name"),
-    ({"search": {"strategy": "random", "params": [1, 2]}}, r"^search\.params: got \[1, 2\], expected a mapping"),
+    (
+        {"budget": {"wall_time": "ten minutes"}},
+        r"^budget\.wall_time: got 'ten minutes', expected a number",
+    ),
+    (
+        {"task": {"dataset": "sklearn:iris", "metric": "acuracy"}},
+        r"^task\.metric: got 'acuracy', expected one of .*Did you mean 'accuracy'\?",
+    ),
+    (
+        {"task": {"dataset": "sklearn:iris", "resampling": {"holdout": 1.5}}},
+        r"^task\.resampling\.holdout: got 1\.5, expected a number > 0 and <= 0\.9",
+    ),
+    (
+        {"task": {"dataset": "sklearn:iris", "resampling": {"cv": 1}}},
+        r"^task\.resampling\.cv: got 1, expected an integer >= 2",
+    ),
+    (
+        {"task": {"dataset": "sklearn:iris", "resampling": "bootstrap"}},
+        r"^task\.resampling: got 'bootstrap', expected \{holdout",
+    ),
+    (
+        {"task": {"dataset": "sklearn:iris", "type": "clustering"}},
+        r"^task\.type: got 'clustering', expected one of \['classification', 'regression'\]",
+    ),
+    (
+        {"search": {"params": {"x": 1}}},
+        r"^search\.strategy: got None, expected a search strategy name",
+    ),
+    (
+        {"search": {"strategy": "random", "params": [1, 2]}},
+        r"^search\.params: got \[1, 2\], expected a mapping",
+    ),
     ({"seed": "abc"}, r"^seed: got 'abc', expected an integer"),
     ({"space": {"params": {}}}, r"^space\.name: got None, expected a component name"),
-    ({"warmstart": {"starter": "fixed", "configs": 0}}, r"^warmstart\.configs: got 0, expected an integer >= 1"),
+    (
+        {"warmstart": {"starter": "fixed", "configs": 0}},
+        r"^warmstart\.configs: got 0, expected an integer >= 1",
+    ),
 ]
 
 
@@ -53,20 +74,37 @@ def test_bad_recipe_shapes_are_reported_with_path_and_expectation(change, messag
 
 
 BAD_NAMES = [
-    ({"search": {"strategy": "randm"}},
-     r"^search\.strategy: got 'randm', expected a registered search strategy\. Did you mean 'random'\?"),
-    ({"space": "toy-clasification"},
-     r"^space: got 'toy-clasification', expected a registered space\. Did you mean 'toy-classification'"),
-    ({"search": {"strategy": "random", "surrogate": "rff"}},
-     r"^search\.surrogate: got 'rff', expected a registered surrogate\..*Registered: mean"),
-    ({"executor": {"name": "dask"}}, r"^executor: got 'dask', expected a registered executor.*sequential"),
-    ({"task": {"dataset": "keal:german"}},
-     r"^task\.dataset: got 'keal', expected a registered dataset source\. Did you mean 'keel'"),
-    ({"search": {"strategy": "random", "params": {"include_defualt": True}}},
-     r"^search\.params\.include_defualt: got True, expected one of the parameters "
-     r"\['include_default', 'max_retries'\]\. Did you mean 'include_default'\?"),
-    ({"warmstart": {"starter": "fixed", "params": {"k": 3}}},
-     r"^warmstart\.params\.k: got 3, expected one of the parameters \[\]"),
+    (
+        {"search": {"strategy": "randm"}},
+        r"^search\.strategy: got 'randm', expected a registered search strategy\. "
+        r"Did you mean 'random'\?",
+    ),
+    (
+        {"space": "toy-clasification"},
+        r"^space: got 'toy-clasification', expected a registered space\. "
+        r"Did you mean 'toy-classification'",
+    ),
+    (
+        {"search": {"strategy": "random", "surrogate": "rff"}},
+        r"^search\.surrogate: got 'rff', expected a registered surrogate\..*Registered: mean",
+    ),
+    (
+        {"executor": {"name": "dask"}},
+        r"^executor: got 'dask', expected a registered executor.*sequential",
+    ),
+    (
+        {"task": {"dataset": "keal:german"}},
+        r"^task\.dataset: got 'keal', expected a registered dataset source\. Did you mean 'keel'",
+    ),
+    (
+        {"search": {"strategy": "random", "params": {"include_defualt": True}}},
+        r"^search\.params\.include_defualt: got True, expected one of the parameters "
+        r"\['include_default', 'max_retries'\]\. Did you mean 'include_default'\?",
+    ),
+    (
+        {"warmstart": {"starter": "fixed", "params": {"k": 3}}},
+        r"^warmstart\.params\.k: got 3, expected one of the parameters \[\]",
+    ),
 ]
 
 
@@ -106,12 +144,20 @@ def test_unsafe_yaml_tags_are_refused(tmp_path):
 def test_overrides_set_nested_values_parsed_as_yaml():
     data = apply_overrides(
         toy_recipe(),
-        ["search.params.max_retries=7", "budget.trials=3", "search.surrogate=mean", "space.params.include={classifier: [logistic]}"],
+        [
+            "search.params.max_retries=7",
+            "budget.trials=3",
+            "search.surrogate=mean",
+            "space.params.include={classifier: [logistic]}",
+        ],
     )
     assert data["search"]["params"]["max_retries"] == 7
     assert data["budget"]["trials"] == 3
     assert data["search"]["surrogate"] == "mean"
-    assert data["space"] == {"name": "toy-classification", "params": {"include": {"classifier": ["logistic"]}}}
+    assert data["space"] == {
+        "name": "toy-classification",
+        "params": {"include": {"classifier": ["logistic"]}},
+    }
 
 
 def test_a_malformed_override_is_reported():

@@ -19,12 +19,17 @@ from automl_core.runner import HISTORY_FILE, RunError, run
 
 def history_of(run_dir):
     with RunHistory(run_dir / HISTORY_FILE) as history:
-        return history.trials(), {k: history.get_meta(k) for k in ("recipe", "plugins", "versions", "summary")}
+        return history.trials(), {
+            k: history.get_meta(k) for k in ("recipe", "plugins", "versions", "summary")
+        }
 
 
 def test_end_to_end_run_stores_trials_refits_and_saves(plugins, tmp_path):
-    recipe = parse_recipe(toy_recipe(task={"dataset": "sklearn:breast_cancer", "test_size": 0.25,
-                                           "resampling": {"cv": 3}}))  # fmt: skip
+    recipe = parse_recipe(
+        toy_recipe(
+            task={"dataset": "sklearn:breast_cancer", "test_size": 0.25, "resampling": {"cv": 3}}
+        )
+    )
     summary = run(recipe, tmp_path / "run", plugins=plugins)
     trials, meta = history_of(tmp_path / "run")
     assert summary.n_trials == len(trials) == 6
@@ -35,8 +40,11 @@ def test_end_to_end_run_stores_trials_refits_and_saves(plugins, tmp_path):
     assert 0 <= summary.best_loss < 0.5  # a real model on breast cancer beats chance
     assert set(ok[0].metrics) >= {"accuracy", "balanced_accuracy", "roc_auc", "log_loss"}
     assert summary.test_scores["balanced_accuracy"] > 0.8
-    assert meta["plugins"]["search.strategy"] == {"name": "random", "distribution": "automl-core",
-                                                  "version": "0.1.0"}  # fmt: skip
+    assert meta["plugins"]["search.strategy"] == {
+        "name": "random",
+        "distribution": "automl-core",
+        "version": "0.1.0",
+    }
     assert meta["recipe"]["name"] == "toy" and "python" in meta["versions"]
     saved = joblib.load(tmp_path / "run" / "model.joblib")
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
@@ -75,12 +83,14 @@ def test_a_crashing_component_is_recorded_and_the_search_goes_on(plugins, tmp_pa
 
 def test_warm_start_metafeatures_and_surrogate_flow_through_the_contracts(plugins, tmp_path):
     FixedWarmStarter.seen_tasks.clear()
-    recipe = parse_recipe(toy_recipe(
-        search={"strategy": "greedy-surrogate", "params": {"initial": 2}, "surrogate": "mean"},
-        metafeatures="row-count",
-        warmstart={"starter": "fixed", "configs": 2},
-        budget={"trials": 5},
-    ))  # fmt: skip
+    recipe = parse_recipe(
+        toy_recipe(
+            search={"strategy": "greedy-surrogate", "params": {"initial": 2}, "surrogate": "mean"},
+            metafeatures="row-count",
+            warmstart={"starter": "fixed", "configs": 2},
+            budget={"trials": 5},
+        )
+    )
     run(recipe, tmp_path / "run", plugins=plugins)
     (task,) = FixedWarmStarter.seen_tasks
     assert task.metafeatures == {"rows": 569.0, "features": 30.0}
@@ -99,17 +109,23 @@ def test_random_search_starts_with_the_warm_start(plugins, tmp_path):
 
 
 def test_the_ensembler_weights_become_the_final_model(plugins, tmp_path):
-    recipe = parse_recipe(toy_recipe(ensemble="best-two", task={"dataset": "sklearn:breast_cancer", "test_size": 0.3}))
+    recipe = parse_recipe(
+        toy_recipe(ensemble="best-two", task={"dataset": "sklearn:breast_cancer", "test_size": 0.3})
+    )
     summary = run(recipe, tmp_path / "run", plugins=plugins)
     assert list(summary.ensemble.values()) == [0.5, 0.5]
     model = joblib.load(tmp_path / "run" / "model.joblib")["model"]
     assert len(model.estimators) == 2
-    assert set(summary.ensemble) == {t.trial.id for t in RunHistory(tmp_path / "run" / HISTORY_FILE).best(2)}
+    assert set(summary.ensemble) == {
+        t.trial.id for t in RunHistory(tmp_path / "run" / HISTORY_FILE).best(2)
+    }
 
 
 def test_a_failing_strategy_keeps_what_was_computed(plugins, tmp_path):
     recipe = parse_recipe(toy_recipe(search={"strategy": "failing", "params": {"fail_at": 4}}))
-    with pytest.raises(RunError, match=r"search strategy raised in ask\(\): ValueError: strategy bug on purpose") as info:
+    with pytest.raises(
+        RunError, match=r"search strategy raised in ask\(\): ValueError: strategy bug on purpose"
+    ) as info:
         run(recipe, tmp_path / "run", plugins=plugins)
     trials, meta = history_of(tmp_path / "run")
     assert len(trials) == 3 and all(t.finished for t in trials)
@@ -118,8 +134,13 @@ def test_a_failing_strategy_keeps_what_was_computed(plugins, tmp_path):
 
 
 def test_regression_end_to_end(plugins, tmp_path):
-    recipe = parse_recipe(toy_recipe(task={"dataset": "sklearn:diabetes", "metric": "r2"},
-                                     space="toy-regression", budget={"trials": 4}))  # fmt: skip
+    recipe = parse_recipe(
+        toy_recipe(
+            task={"dataset": "sklearn:diabetes", "metric": "r2"},
+            space="toy-regression",
+            budget={"trials": 4},
+        )
+    )
     summary = run(recipe, tmp_path / "run", plugins=plugins)
     assert summary.metric == "r2" and summary.best_loss < 1.0  # better than predicting the mean
 
@@ -128,9 +149,14 @@ def test_space_and_metric_must_fit_the_dataset_task(plugins, tmp_path):
     wrong_space = parse_recipe(toy_recipe(task={"dataset": "sklearn:diabetes"}))
     with pytest.raises(AutoMLError, match="regression task, the space is for classification"):
         run(wrong_space, tmp_path / "a", plugins=plugins)
-    wrong_metric = parse_recipe(toy_recipe(task={"dataset": "sklearn:diabetes", "metric": "accuracy"},
-                                           space="toy-regression"))  # fmt: skip
-    with pytest.raises(AutoMLError, match=r"task\.metric: got 'accuracy', expected a regression metric"):
+    wrong_metric = parse_recipe(
+        toy_recipe(
+            task={"dataset": "sklearn:diabetes", "metric": "accuracy"}, space="toy-regression"
+        )
+    )
+    with pytest.raises(
+        AutoMLError, match=r"task\.metric: got 'accuracy', expected a regression metric"
+    ):
         run(wrong_metric, tmp_path / "b", plugins=plugins)
 
 
@@ -168,7 +194,16 @@ def test_lifecycle_hooks_see_every_trial(plugins, tmp_path):
             self.events.append(("end", summary.n_trials))
 
     recorder = Recorder()
-    run(parse_recipe(toy_recipe(budget={"trials": 3})), tmp_path / "run", plugins=plugins,
-        observers=(recorder,))  # fmt: skip
-    assert recorder.events == [("start", "sklearn:breast_cancer"), ("trial", 0), ("trial", 1),
-                               ("trial", 2), ("end", 3)]  # fmt: skip
+    run(
+        parse_recipe(toy_recipe(budget={"trials": 3})),
+        tmp_path / "run",
+        plugins=plugins,
+        observers=(recorder,),
+    )
+    assert recorder.events == [
+        ("start", "sklearn:breast_cancer"),
+        ("trial", 0),
+        ("trial", 1),
+        ("trial", 2),
+        ("end", 3),
+    ]

@@ -3,7 +3,7 @@ tested without the automl-sklearn plugin, plus test doubles of every component k
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -43,8 +43,12 @@ class CrashingEstimator:
 
 
 def _tree_space() -> ConfigurationSpace:
-    return ConfigurationSpace({"max_depth": Integer("max_depth", (1, 12)),
-                               "min_samples_leaf": Integer("min_samples_leaf", (1, 20))})  # fmt: skip
+    return ConfigurationSpace(
+        {
+            "max_depth": Integer("max_depth", (1, 12)),
+            "min_samples_leaf": Integer("min_samples_leaf", (1, 20)),
+        }
+    )
 
 
 def _c_space() -> ConfigurationSpace:
@@ -55,28 +59,40 @@ COMPONENTS = [
     PipelineComponent("none", "rescaling", lambda p, c: "passthrough"),
     PipelineComponent("standardize", "rescaling", lambda p, c: StandardScaler()),
     PipelineComponent(
-        "decision_tree", "classifier",
-        lambda p, c: DecisionTreeClassifier(random_state=c.seed, **p), _tree_space,
+        "decision_tree",
+        "classifier",
+        lambda p, c: DecisionTreeClassifier(random_state=c.seed, **p),
+        _tree_space,
         frozenset({"classification"}),
     ),
     PipelineComponent(
-        "logistic", "classifier",
-        lambda p, c: LogisticRegression(max_iter=500, **p), _c_space, frozenset({"classification"}),
+        "logistic",
+        "classifier",
+        lambda p, c: LogisticRegression(max_iter=500, **p),
+        _c_space,
+        frozenset({"classification"}),
     ),
     PipelineComponent(
-        "crashing", "classifier", lambda p, c: CrashingEstimator(),
+        "crashing",
+        "classifier",
+        lambda p, c: CrashingEstimator(),
         tasks=frozenset({"classification"}),
     ),
     PipelineComponent(
-        "decision_tree", "regressor",
-        lambda p, c: DecisionTreeRegressor(random_state=c.seed, **p), _tree_space,
+        "decision_tree",
+        "regressor",
+        lambda p, c: DecisionTreeRegressor(random_state=c.seed, **p),
+        _tree_space,
         frozenset({"regression"}),
     ),
     PipelineComponent(
-        "ridge", "regressor", lambda p, c: Ridge(alpha=1 / p["C"]), _c_space,
+        "ridge",
+        "regressor",
+        lambda p, c: Ridge(alpha=1 / p["C"]),
+        _c_space,
         frozenset({"regression"}),
     ),
-]  # fmt: skip
+]
 
 
 def assemble(choices: dict[str, tuple[PipelineComponent, dict]], context: BuildContext) -> Any:
@@ -85,14 +101,18 @@ def assemble(choices: dict[str, tuple[PipelineComponent, dict]], context: BuildC
     for stage, (component, params) in choices.items():
         steps[stage] = component.build(params, context)
     numeric = Pipeline([("impute", SimpleImputer()), ("rescale", steps["rescaling"])])
-    categorical = Pipeline([
-        ("impute", SimpleImputer(strategy="most_frequent")),
-        ("encode", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)),
-    ])  # fmt: skip
-    columns = ColumnTransformer([
-        ("num", numeric, make_column_selector(dtype_include="number")),
-        ("cat", categorical, make_column_selector(dtype_exclude="number")),
-    ])  # fmt: skip
+    categorical = Pipeline(
+        [
+            ("impute", SimpleImputer(strategy="most_frequent")),
+            ("encode", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)),
+        ]
+    )
+    columns = ColumnTransformer(
+        [
+            ("num", numeric, make_column_selector(dtype_include="number")),
+            ("cat", categorical, make_column_selector(dtype_exclude="number")),
+        ]
+    )
     model_stage = "classifier" if "classifier" in steps else "regressor"
     return Pipeline([("columns", columns), ("model", steps[model_stage])])
 
@@ -136,16 +156,19 @@ class RowCountProvider(MetaFeatureProvider):
 class FixedWarmStarter(WarmStarter):
     """Suggests the space's default, then deeper trees; records what it was told."""
 
-    seen_tasks: list[TaskDescription] = []
+    seen_tasks: ClassVar[list[TaskDescription]] = []
 
     def suggest(self, task: TaskDescription, space: SearchSpace, n: int) -> WarmStart:
         FixedWarmStarter.seen_tasks.append(task)
         configs = [
-            {"rescaling:__choice__": "standardize", "classifier:__choice__": "decision_tree",
-             "classifier:decision_tree:max_depth": depth,
-             "classifier:decision_tree:min_samples_leaf": 1}
+            {
+                "rescaling:__choice__": "standardize",
+                "classifier:__choice__": "decision_tree",
+                "classifier:decision_tree:max_depth": depth,
+                "classifier:decision_tree:min_samples_leaf": 1,
+            }
             for depth in (2, 4, 6)
-        ]  # fmt: skip
+        ]
         return WarmStart(configs[:n])
 
 
@@ -179,7 +202,10 @@ class GreedySurrogateSearch(SearchStrategy):
         if len(finite) < self.initial or self.context.surrogate_factory is None:
             return Candidate(candidates[0], origin="random")
         model = self.context.surrogate_factory()
-        model.fit(self.context.space.encode([c for c, _ in finite]), np.array([l for _, l in finite]))
+        model.fit(
+            self.context.space.encode([c for c, _ in finite]),
+            np.array([loss for _, loss in finite]),
+        )
         self.fitted.append(len(finite))
         mean, _ = model.predict(self.context.space.encode(candidates))
         return Candidate(candidates[int(np.argmin(mean))], origin="model")
@@ -247,12 +273,15 @@ def toy_recipe(**overrides: object) -> dict:
     """A small valid recipe on a real dataset, as a dict to modify."""
     recipe: dict = {
         "name": "toy",
-        "task": {"dataset": "sklearn:breast_cancer", "metric": "balanced_accuracy",
-                 "resampling": {"holdout": 0.3}},
+        "task": {
+            "dataset": "sklearn:breast_cancer",
+            "metric": "balanced_accuracy",
+            "resampling": {"holdout": 0.3},
+        },
         "space": "toy-classification",
         "search": {"strategy": "random"},
         "budget": {"trials": 6},
         "seed": 3,
-    }  # fmt: skip
+    }
     recipe.update(overrides)
     return recipe

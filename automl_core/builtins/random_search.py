@@ -9,7 +9,7 @@ import numpy as np
 from automl_core.contracts import SearchContext, SearchStrategy
 from automl_core.errors import InvalidConfigurationError
 from automl_core.hookspecs import hookimpl
-from automl_core.trial import Candidate, Result, Trial
+from automl_core.trial import Candidate, Config, Result, Trial
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class RandomSearch(SearchStrategy):
                 return Candidate(config, origin="random")
         return None
 
-    def _claim(self, config: dict) -> bool:
+    def _claim(self, config: Config) -> bool:
         key = self.context.space.key(config)
         if key in self.seen:
             return False

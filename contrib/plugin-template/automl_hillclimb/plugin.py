@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from automl_core import hookimpl
-
 from automl_hillclimb.strategy import HillClimbing
 
 
