@@ -48,8 +48,9 @@ def test_duplicate_name_is_an_error_naming_both_distributions():
 
 def test_a_plugin_may_not_reuse_a_builtin_name():
     plugins = load_plugins(extra=[StrategyPlugin("random", "impostor")], entry_points=False)
-    with pytest.raises(PluginError, match=r"impostor.*automl-core"):
+    with pytest.raises(PluginError, match="more than one plugin") as info:
         plugins.get("search_strategy", "random")
+    assert "automl-core" in str(info.value) and "impostor" in str(info.value)
 
 
 def test_unknown_name_lists_the_closest_registered_names():
