@@ -75,7 +75,8 @@ def predict_scores(estimator: Any, X: pd.DataFrame, n_classes: int) -> np.ndarra
         partial = np.eye(len(classes))[np.searchsorted(classes, estimator.predict(X))]
     proba = np.zeros((len(X), n_classes))
     proba[:, classes] = partial
-    return proba
+    totals = proba.sum(axis=1, keepdims=True)
+    return np.divide(proba, totals, out=np.full_like(proba, 1 / n_classes), where=totals > 0)
 
 
 class PipelineEvaluator(Evaluator):

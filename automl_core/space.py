@@ -60,6 +60,15 @@ class SearchSpace(Protocol):
         ...
 
 
+def plain_config(config: Config) -> dict[str, Any]:
+    """A configuration with plain Python values (ConfigSpace hands out numpy scalars), so that
+    it serialises to JSON and compares equal to the same configuration read back."""
+    return {
+        name: value.item() if isinstance(value, np.generic) else value
+        for name, value in config.items()
+    }
+
+
 def config_key(config: Config) -> str:
     """Canonical JSON of a configuration: equal configurations give equal keys."""
     return json.dumps(dict(config), sort_keys=True, default=str)
@@ -225,14 +234,14 @@ class PipelineSpace:
         space = self.configspace
         space.seed(int(rng.integers(2**31 - 1)))
         if n == 1:  # ConfigSpace returns a bare Configuration for size 1
-            return [dict(space.sample_configuration())]
-        return [dict(c) for c in space.sample_configuration(n)]
+            return [plain_config(space.sample_configuration())]
+        return [plain_config(c) for c in space.sample_configuration(n)]
 
     def default(self) -> dict[str, Any]:
-        return dict(self.configspace.get_default_configuration())
+        return plain_config(self.configspace.get_default_configuration())
 
     def validate(self, config: Config) -> dict[str, Any]:
-        return dict(self.to_configuration(config))
+        return plain_config(self.to_configuration(config))
 
     def to_configuration(self, config: Config) -> Configuration:
         """The ConfigSpace ``Configuration`` (raises InvalidConfigurationError)."""
@@ -258,7 +267,7 @@ class PipelineSpace:
         """Configurations one hyper-parameter away (for local search)."""
         seed = int(rng.integers(2**31 - 1))
         iterator = get_one_exchange_neighbourhood(self.to_configuration(config), seed, n)
-        return [dict(c) for c in iterator]
+        return [plain_config(c) for c in iterator]
 
 
 @dataclass

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 from sklearn.gaussian_process.kernels import RBF
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.preprocessing import KernelCenterer
 
 from automl_sklearn.wrappers import FitTimeParams
 
@@ -63,6 +65,18 @@ def validation_size(fraction: float, X: Any, y: Any) -> dict[str, Any]:
     if float(fraction) * X.shape[0] < n_classes:
         return {"validation_fraction": n_classes}
     return {"validation_fraction": float(fraction)}
+
+
+def positive_kernel_components(
+    n_components: int, kernel: dict[str, Any], X: Any, y: Any
+) -> dict[str, Any]:
+    """``n_components`` capped at the number of positive eigenvalues of the centred kernel
+    matrix. Sigmoid and polynomial kernels need not be positive semi-definite, and
+    scikit-learn's KernelPCA refuses to keep components with clearly negative eigenvalues
+    (auto-sklearn's pipeline fails there); the positive part of the spectrum is kept."""
+    gram = KernelCenterer().fit_transform(pairwise_kernels(X, filter_params=True, **kernel))
+    positive = int(np.sum(np.linalg.eigvalsh(gram) > 0))
+    return {"n_components": max(1, min(int(n_components), positive))}
 
 
 def resolved(estimator: Any, resolver: Any, *settings: Any) -> FitTimeParams:

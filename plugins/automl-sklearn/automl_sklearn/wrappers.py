@@ -29,6 +29,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.metrics import accuracy_score, r2_score
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import get_tags
 from sklearn.utils.class_weight import compute_sample_weight
@@ -91,6 +92,13 @@ class Wrapper(MetaEstimatorMixin, BaseEstimator):
     @available_if(_wrapped_has("transform"))
     def transform(self, X: Any) -> Any:
         return self._call("transform", X)
+
+    @available_if(_wrapped_has("score"))
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy for a classifier, R^2 for a regressor (of this wrapper's predictions)."""
+        if get_tags(self).estimator_type == "classifier":
+            return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))
+        return float(r2_score(y, self.predict(X), sample_weight=sample_weight))
 
     @property
     def classes_(self) -> np.ndarray:

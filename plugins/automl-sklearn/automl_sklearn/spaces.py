@@ -1,0 +1,225 @@
+"""The ``autosklearn-classification`` and ``autosklearn-regression`` spaces.
+
+Stages and hyper-parameter names are auto-sklearn 1.0's (0.15) for dense data, so that its
+stored configurations (``metalearning/files/*/configurations.csv``) are members:
+
+=========================  ====================================================================
+stage                      hyper-parameter prefix
+=========================  ====================================================================
+categorical_encoding       data_preprocessor:feature_type:categorical_transformer:categorical_encoding
+category_coalescence       data_preprocessor:feature_type:categorical_transformer:category_coalescence
+imputation (fixed)         data_preprocessor:feature_type:numerical_transformer:imputation
+rescaling                  data_preprocessor:feature_type:numerical_transformer:rescaling
+balancing (fixed; classif) balancing
+feature_preprocessor       feature_preprocessor
+classifier | regressor     classifier | regressor
+=========================  ====================================================================
+
+plus the constant ``data_preprocessor:__choice__ = "feature_type"``. A factory builds a space
+from every registered component whose stage is one of these and whose tasks include the
+space's task, so third-party components join the choice stages. The two fixed stages (no
+``__choice__``) keep this plugin's component; others registered for them are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
+
+from ConfigSpace import ConfigurationSpace, ForbiddenAndConjunction, ForbiddenEqualsClause
+
+from automl_core.space import PipelineComponent, PipelineSpace, Stage
+from automl_sklearn.assemble import assemble
+
+CATEGORICAL = "data_preprocessor:feature_type:categorical_transformer"
+NUMERICAL = "data_preprocessor:feature_type:numerical_transformer"
+CONSTANTS = {"data_preprocessor:__choice__": "feature_type"}
+
+#: A combination of components of two stages that may not be chosen together.
+Combination = tuple[tuple[str, str], tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """A stage of the space: ``fixed`` names the single component of a stage without
+    ``__choice__``; ``default`` the default component of a choice."""
+
+    name: str
+    prefix: str
+    default: str | None = None
+    fixed: str | None = None
+
+
+def _stage_specs(estimator_stage: str, default_estimator: str) -> list[StageSpec]:
+    return [
+        StageSpec(
+            "categorical_encoding", f"{CATEGORICAL}:categorical_encoding", "one_hot_encoding"
+        ),
+        StageSpec(
+            "category_coalescence", f"{CATEGORICAL}:category_coalescence", "minority_coalescer"
+        ),
+        StageSpec("imputation", f"{NUMERICAL}:imputation", fixed="numerical_imputation"),
+        StageSpec("rescaling", f"{NUMERICAL}:rescaling", "standardize"),
+        StageSpec("balancing", "balancing", fixed="balancing"),
+        StageSpec("feature_preprocessor", "feature_preprocessor", "no_preprocessing"),
+        StageSpec(estimator_stage, estimator_stage, default_estimator),
+    ]
+
+
+STAGE_SPECS: dict[str, list[StageSpec]] = {
+    "classification": _stage_specs("classifier", "random_forest"),
+    "regression": [s for s in _stage_specs("regressor", "random_forest") if s.name != "balancing"],
+}
+
+
+def _never_together(
+    stage: str, names: Iterable[str], other_stage: str, other_names: Iterable[str]
+) -> list[Combination]:
+    return [((stage, a), (other_stage, b)) for a, b in product(names, other_names)]
+
+
+#: Feature learning that auto-sklearn keeps away from slow non-linear models.
+_FEATURE_LEARNING = ["kernel_pca", "kitchen_sinks", "nystroem_sampler"]
+#: random_trees_embedding's sparse output, which these estimators cannot take.
+_SPARSE_OUTPUT = ["random_trees_embedding"]
+
+#: auto-sklearn's forbidden stage combinations for dense data, per task.
+FORBIDDEN: dict[str, list[Combination]] = {
+    "classification": [
+        *_never_together(
+            "classifier",
+            ["adaboost", "decision_tree", "extra_trees", "gradient_boosting",
+             "k_nearest_neighbors", "libsvm_svc", "mlp", "random_forest", "gaussian_nb"],
+            "feature_preprocessor",
+            _FEATURE_LEARNING,
+        ),
+        *_never_together(
+            "classifier",
+            ["multinomial_nb"],
+            "feature_preprocessor",
+            ["kitchen_sinks", "pca", "fast_ica", "kernel_pca", "nystroem_sampler"],
+        ),
+        *_never_together(
+            "classifier",
+            ["gaussian_nb", "gradient_boosting", "lda", "qda"],
+            "feature_preprocessor",
+            _SPARSE_OUTPUT,
+        ),
+    ],
+    "regression": [
+        *_never_together(
+            "regressor",
+            ["adaboost", "ard_regression", "decision_tree", "extra_trees", "gaussian_process",
+             "gradient_boosting", "k_nearest_neighbors", "libsvm_svr", "mlp", "random_forest"],
+            "feature_preprocessor",
+            _FEATURE_LEARNING,
+        ),
+        *_never_together(
+            "regressor",
+            ["ard_regression", "gaussian_process", "gradient_boosting"],
+            "feature_preprocessor",
+            _SPARSE_OUTPUT,
+        ),
+    ],
+}  # fmt: skip
+
+
+@dataclass
+class ConstrainedPipelineSpace(PipelineSpace):
+    """A PipelineSpace that also forbids combinations of components across stages.
+
+    A combination is dropped when a stage lacks one of its components (after ``restrict``)
+    or when it would forbid the default configuration.
+    """
+
+    forbidden: Sequence[Combination] = ()
+
+    def _flatten(self) -> ConfigurationSpace:
+        space = super()._flatten()
+        default = dict(space.get_default_configuration())
+        for combination in self.forbidden:
+            clauses = [self._clause(space, stage, name) for stage, name in combination]
+            if None in clauses:
+                continue
+            forbidden = ForbiddenAndConjunction(*clauses)
+            if not forbidden.is_forbidden_value(default):
+                space.add(forbidden)
+        return space
+
+    def _clause(
+        self, space: ConfigurationSpace, stage_name: str, component: str
+    ) -> ForbiddenEqualsClause | None:
+        stages = {stage.name: stage for stage in self.stages}
+        stage = stages.get(stage_name)
+        if stage is None or not stage.choice:
+            return None
+        if component not in {c.name for c in stage.components}:
+            return None
+        return ForbiddenEqualsClause(space[stage.choice_name], component)
+
+    def restrict(
+        self,
+        include: Mapping[str, Iterable[str]] | None = None,
+        exclude: Mapping[str, Iterable[str]] | None = None,
+    ) -> ConstrainedPipelineSpace:
+        kept = super().restrict(include, exclude)
+        return ConstrainedPipelineSpace(
+            kept.name, kept.task, kept.stages, kept.assemble, kept.constants, self.forbidden
+        )
+
+
+def _stage(spec: StageSpec, task: str, components: Sequence[PipelineComponent]) -> Stage:
+    matching = [c for c in components if c.stage == spec.name and task in c.tasks]
+    names = [c.name for c in matching]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"stage {spec.name!r}: more than one component named {duplicates}")
+    if spec.fixed is not None:
+        matching = [c for c in matching if c.name == spec.fixed]
+        if not matching:
+            raise ValueError(f"stage {spec.name!r} needs the component {spec.fixed!r}")
+    return Stage(
+        spec.name, tuple(matching), spec.prefix, choice=spec.fixed is None, default=spec.default
+    )
+
+
+def build_space(
+    task: str,
+    components: Sequence[PipelineComponent],
+    include: Mapping[str, Iterable[str]] | None = None,
+    exclude: Mapping[str, Iterable[str]] | None = None,
+) -> ConstrainedPipelineSpace:
+    """The auto-sklearn space for ``task`` made of ``components``, restricted by
+    ``include``/``exclude`` (``{stage: [component names]}``)."""
+    space = ConstrainedPipelineSpace(
+        name=f"autosklearn-{task}",
+        task=task,
+        stages=tuple(_stage(spec, task, components) for spec in STAGE_SPECS[task]),
+        assemble=assemble,
+        constants=dict(CONSTANTS),
+        forbidden=tuple(FORBIDDEN[task]),
+    )
+    return space.restrict(include, exclude) if include or exclude else space
+
+
+def classification_space(
+    components: Sequence[PipelineComponent],
+    *,
+    include: Mapping[str, Iterable[str]] | None = None,
+    exclude: Mapping[str, Iterable[str]] | None = None,
+) -> ConstrainedPipelineSpace:
+    """auto-sklearn 1.0's classification space (plus LightGBM, XGBoost and any registered
+    classification component), restricted by ``include``/``exclude``."""
+    return build_space("classification", components, include, exclude)
+
+
+def regression_space(
+    components: Sequence[PipelineComponent],
+    *,
+    include: Mapping[str, Iterable[str]] | None = None,
+    exclude: Mapping[str, Iterable[str]] | None = None,
+) -> ConstrainedPipelineSpace:
+    """auto-sklearn 1.0's regression space (plus LightGBM, XGBoost and any registered
+    regression component), restricted by ``include``/``exclude``."""
+    return build_space("regression", components, include, exclude)
