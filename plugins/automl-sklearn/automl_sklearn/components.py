@@ -18,12 +18,12 @@ TASKS = frozenset({"classification", "regression"})
 class ComponentList(list[PipelineComponent]):
     """The components of one stage, filled by decorating build functions::
 
-        CLASSIFIERS = ComponentList("classifier", {"classification"})
+    CLASSIFIERS = ComponentList("classifier", {"classification"})
 
-        @CLASSIFIERS.add("gaussian_nb")
-        def gaussian_nb(params, context):
-            '''Gaussian naive Bayes.'''   # the first line becomes the description
-            return GaussianNB()
+    @CLASSIFIERS.add("gaussian_nb")
+    def gaussian_nb(params, context):
+        '''Gaussian naive Bayes.'''   # the first line becomes the description
+        return GaussianNB()
     """
 
     def __init__(self, stage: str, tasks: Iterable[str] = TASKS) -> None:

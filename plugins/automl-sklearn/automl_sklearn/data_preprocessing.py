@@ -214,4 +214,3 @@ def balancing(params: dict[str, Any], context: BuildContext) -> ClassBalancing:
     """Class weighting for imbalanced data (classification); applied by the assembler to the
     classifier and the feature preprocessor rather than being a pipeline step."""
     return ClassBalancing(params["strategy"])
-

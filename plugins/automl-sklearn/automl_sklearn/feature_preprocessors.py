@@ -121,9 +121,7 @@ def extra_trees_classification(params: dict[str, Any], context: BuildContext) ->
     selector = SelectFromModel(
         ExtraTreesClassifier(**_extra_trees_kwargs(params, context.seed)), threshold="mean"
     )
-    return resolved(
-        selector, n_features_power, "estimator__max_features", params["max_features"]
-    )
+    return resolved(selector, n_features_power, "estimator__max_features", params["max_features"])
 
 
 def _extra_trees_regression_space() -> ConfigurationSpace:

@@ -307,9 +307,7 @@ def _sgd_space() -> ConfigurationSpace:
         power_t,
         Categorical("average", ["False", "True"], default="False"),
         EqualsCondition(l1_ratio, penalty, "elasticnet"),
-        InCondition(
-            epsilon, loss, ["huber", "epsilon_insensitive", "squared_epsilon_insensitive"]
-        ),
+        InCondition(epsilon, loss, ["huber", "epsilon_insensitive", "squared_epsilon_insensitive"]),
         EqualsCondition(power_t, learning_rate, "invscaling"),
         InCondition(eta0, learning_rate, ["invscaling", "constant"]),
     )

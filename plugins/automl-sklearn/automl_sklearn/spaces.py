@@ -1,19 +1,21 @@
 """The ``autosklearn-classification`` and ``autosklearn-regression`` spaces.
 
 Stages and hyper-parameter names are auto-sklearn 1.0's (0.15) for dense data, so that its
-stored configurations (``metalearning/files/*/configurations.csv``) are members:
+stored configurations (``metalearning/files/*/configurations.csv``) are members. In pipeline
+order, with ``CAT`` = ``data_preprocessor:feature_type:categorical_transformer`` and ``NUM`` =
+``data_preprocessor:feature_type:numerical_transformer``:
 
-=========================  ====================================================================
+=========================  ======================================
 stage                      hyper-parameter prefix
-=========================  ====================================================================
-categorical_encoding       data_preprocessor:feature_type:categorical_transformer:categorical_encoding
-category_coalescence       data_preprocessor:feature_type:categorical_transformer:category_coalescence
-imputation (fixed)         data_preprocessor:feature_type:numerical_transformer:imputation
-rescaling                  data_preprocessor:feature_type:numerical_transformer:rescaling
-balancing (fixed; classif) balancing
-feature_preprocessor       feature_preprocessor
-classifier | regressor     classifier | regressor
-=========================  ====================================================================
+=========================  ======================================
+categorical_encoding       ``CAT:categorical_encoding``
+category_coalescence       ``CAT:category_coalescence``
+imputation (fixed)         ``NUM:imputation``
+rescaling                  ``NUM:rescaling``
+balancing (fixed; classif) ``balancing``
+feature_preprocessor       ``feature_preprocessor``
+classifier | regressor     ``classifier`` | ``regressor``
+=========================  ======================================
 
 plus the constant ``data_preprocessor:__choice__ = "feature_type"``. A factory builds a space
 from every registered component whose stage is one of these and whose tasks include the
@@ -138,13 +140,15 @@ class ConstrainedPipelineSpace(PipelineSpace):
     def _flatten(self) -> ConfigurationSpace:
         space = super()._flatten()
         default = dict(space.get_default_configuration())
+        forbidden = []
         for combination in self.forbidden:
             clauses = [self._clause(space, stage, name) for stage, name in combination]
-            if None in clauses:
-                continue
-            forbidden = ForbiddenAndConjunction(*clauses)
-            if not forbidden.is_forbidden_value(default):
-                space.add(forbidden)
+            if None not in clauses:
+                conjunction = ForbiddenAndConjunction(*clauses)
+                if not conjunction.is_forbidden_value(default):
+                    forbidden.append(conjunction)
+        if forbidden:
+            space.add(*forbidden)  # at once: ConfigSpace re-checks the space on every add
         return space
 
     def _clause(

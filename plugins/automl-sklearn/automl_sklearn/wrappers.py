@@ -104,7 +104,7 @@ class Wrapper(MetaEstimatorMixin, BaseEstimator):
     def classes_(self) -> np.ndarray:
         return self.estimator_.classes_
 
-    def __sklearn_tags__(self):  # noqa: ANN204 -- sklearn's Tags
+    def __sklearn_tags__(self):
         return copy.deepcopy(get_tags(self.estimator))
 
 

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.datasets import load_breast_cancer, load_diabetes
-from sklearn.model_selection import train_test_split
-
-from automl_core.space import BuildContext, PipelineSpace
 from automl_sklearn.plugin import COMPONENTS
 from automl_sklearn.spaces import classification_space, regression_space
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.model_selection import train_test_split
+from threadpoolctl import threadpool_limits
+
+from automl_core.space import BuildContext, PipelineSpace
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _single_threaded() -> Iterator[None]:
+    # One thread per fit, as in a search that runs trials in parallel: OpenMP (histogram
+    # gradient boosting) and BLAS threads otherwise oversubscribe small machines badly.
+    with threadpool_limits(1):
+        yield
 
 
 @pytest.fixture(autouse=True)

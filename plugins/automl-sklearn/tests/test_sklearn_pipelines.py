@@ -7,13 +7,13 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from automl_sklearn.plugin import COMPONENTS
+from automl_sklearn.spaces import classification_space
+from automl_sklearn.wrappers import BalancedSampleWeights
 from sklearn.base import clone
 from sklearn.naive_bayes import GaussianNB
 
 from automl_core.space import BuildContext
-from automl_sklearn.spaces import classification_space
-from automl_sklearn.plugin import COMPONENTS
-from automl_sklearn.wrappers import BalancedSampleWeights
 
 N_SAMPLED = 25
 
@@ -35,19 +35,18 @@ def test_default_pipeline_handles_mixed_dtypes_missing_values_and_unseen_categor
 
 @pytest.mark.parametrize("columns", [["number", "count"], ["colour", "size", "flag"]])
 def test_pipeline_works_without_categorical_or_numerical_columns(
-    columns, classification, regression, mixed_frame
+    columns, classification, regression, mixed_frame, build_default
 ):
     X, y = mixed_frame(120, 2)
-    model = classification.build(classification.default(), BuildContext("classification", 0))
+    model = build_default(classification, "classifier", "lda")
     assert len(model.fit(X[columns], y).predict(X[columns])) == 120
-    target = np.arange(120, dtype=float)
-    model = regression.build(regression.default(), BuildContext("regression", 0))
-    assert len(model.fit(X[columns], target).predict(X[columns])) == 120
+    model = build_default(regression, "regressor", "ard_regression")
+    assert len(model.fit(X[columns], np.arange(120.0)).predict(X[columns])) == 120
 
 
-def test_pipeline_accepts_a_numpy_array(regression, diabetes):
+def test_pipeline_accepts_a_numpy_array(regression, diabetes, build_default):
     X_train, X_test, y_train, _ = diabetes
-    model = regression.build(regression.default(), BuildContext("regression", 0))
+    model = build_default(regression, "regressor", "ard_regression")
     assert model.fit(X_train.to_numpy(), y_train).predict(X_test.to_numpy()).shape == (150,)
 
 
@@ -75,7 +74,9 @@ def _small_mixed(cancer_or_diabetes) -> tuple[pd.DataFrame, pd.DataFrame, object
 
 
 @pytest.mark.parametrize("index", range(N_SAMPLED))
-def test_sampled_classification_pipeline_fits(index, classification, sampled_classification, cancer):
+def test_sampled_classification_pipeline_fits(
+    index, classification, sampled_classification, cancer
+):
     config = classification.validate(sampled_classification[index])
     X_train, X_test, y_train, _ = _small_mixed(cancer)
     model = classification.build(config, BuildContext("classification", index))
@@ -99,11 +100,12 @@ def test_sampled_regression_pipeline_fits(index, regression, sampled_regression,
         ("liblinear_svc", "class_weight"),
         ("gaussian_nb", "sample_weight"),
         ("xgboost", "sample_weight"),
+        ("lda", None),  # takes no weights: unchanged, as in auto-sklearn
     ],
 )
 def test_weighting_balances_classes(classifier, mechanism, classification, cancer):
-    X, _, y, _ = cancer
-    keep = (y == 1).to_numpy() | (np.arange(len(y)) % 6 == 0)  # about 1 malignant in 9
+    X, X_test, y, _ = cancer
+    keep = (y == 1).to_numpy() | (np.arange(len(y)) % 6 == 0)  # 15 malignant, 129 benign
     X, y = X[keep], y[keep]
     space = classification.restrict(include={"classifier": [classifier]})
     fitted = {}
@@ -111,13 +113,13 @@ def test_weighting_balances_classes(classifier, mechanism, classification, cance
         config = {**space.default(), "balancing:strategy": strategy}
         fitted[strategy] = space.build(config, BuildContext("classification", 0)).fit(X, y)
     weighted = fitted["weighting"].named_steps["classifier"]
-    if mechanism == "class_weight":
-        assert "balanced" in weighted.get_params().values()
-    else:
-        assert isinstance(weighted, BalancedSampleWeights)
-    none, weighting = (fitted[s].predict_proba(X)[:, 0] for s in ("none", "weighting"))
-    # The minority class (0) gains probability.
-    assert weighting.mean() > none.mean()
+    assert ("balanced" in weighted.get_params().values()) == (mechanism == "class_weight")
+    assert isinstance(weighted, BalancedSampleWeights) == (mechanism == "sample_weight")
+    none, weighting = (fitted[s].predict_proba(X_test)[:, 0] for s in ("none", "weighting"))
+    if mechanism is None:
+        np.testing.assert_allclose(weighting, none)
+    else:  # the minority class (0) gains probability
+        assert weighting.mean() > none.mean()
 
 
 def test_sparse_features_are_densified_for_dense_only_estimators(classification, cancer):

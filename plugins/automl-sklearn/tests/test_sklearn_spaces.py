@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from automl_sklearn.hyperparameters import make_space
+from automl_sklearn.plugin import COMPONENTS
+from automl_sklearn.spaces import ConstrainedPipelineSpace, classification_space, regression_space
 from ConfigSpace import Integer
 from sklearn.tree import DecisionTreeClassifier
 
 from automl_core.errors import InvalidConfigurationError
 from automl_core.space import BuildContext, PipelineComponent
-from automl_sklearn.hyperparameters import make_space
-from automl_sklearn.plugin import COMPONENTS
-from automl_sklearn.spaces import ConstrainedPipelineSpace, classification_space, regression_space
 
 CATEGORICAL = "data_preprocessor:feature_type:categorical_transformer"
 NUMERICAL = "data_preprocessor:feature_type:numerical_transformer"
@@ -162,6 +162,8 @@ def test_fixed_stages_keep_this_plugins_component() -> None:
 
 
 def test_duplicate_component_names_are_refused() -> None:
-    copy = PipelineComponent("lda", "classifier", _third_party_tree, tasks=frozenset({"classification"}))
+    copy = PipelineComponent(
+        "lda", "classifier", _third_party_tree, tasks=frozenset({"classification"})
+    )
     with pytest.raises(ValueError, match="more than one"):
         classification_space([*COMPONENTS, copy])
