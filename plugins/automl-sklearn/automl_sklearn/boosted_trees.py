@@ -3,14 +3,15 @@
 The spaces cover the parameters that matter most for gradient-boosted trees, with ranges in
 common use (e.g. in Optuna's and AutoGluon's presets), on a log scale where the effect is
 multiplicative, and the libraries' own defaults as defaults (a zero regularisation becomes the
-range's lower bound, 1e-8):
+range's lower bound, 1e-8). At most 512 trees, auto-sklearn's cap for its own gradient
+boosting, keeps a single fit affordable:
 
 =====================  =========================  ==========================
 hyper-parameter        lightgbm                   xgboost
 =====================  =========================  ==========================
-n_estimators           16..1024, log, 100         16..1024, log, 100
+n_estimators           16..512, log, 100          16..512, log, 100
 learning_rate          0.005..0.5, log, 0.1       0.005..0.5, log, 0.3
-num_leaves / max_depth num_leaves 4..256, log, 31 max_depth 1..12, 6
+num_leaves / max_depth num_leaves 4..256, log, 31 max_depth 1..10, 6
 min_child_samples      1..100, log, 20            --
 min_child_weight       --                         0.01..100, log, 1
 subsample              0.5..1, 1                  0.5..1, 1
@@ -20,7 +21,7 @@ reg_lambda             1e-8..10, log, 1e-8        1e-8..10, log, 1
 =====================  =========================  ==========================
 
 Both run single-threaded (the search parallelises across trials) and seeded. The libraries are
-imported when a model is built, so loading the plugin stays fast.
+imported only when a model is built, not when the plugin loads.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ STAGES = {"classification": "classifier", "regression": "regressor"}
 
 def _shared_hyperparameters() -> list[Any]:
     return [
-        Integer("n_estimators", (16, 1024), default=100, log=True),
+        Integer("n_estimators", (16, 512), default=100, log=True),
         Float("subsample", (0.5, 1.0), default=1.0),
         Float("colsample_bytree", (0.3, 1.0), default=1.0),
         Float("reg_alpha", (1e-8, 10.0), default=1e-8, log=True),
@@ -60,7 +61,7 @@ def xgboost_space() -> ConfigurationSpace:
     return make_space(
         *_shared_hyperparameters(),
         Float("learning_rate", (0.005, 0.5), default=0.3, log=True),
-        Integer("max_depth", (1, 12), default=6),
+        Integer("max_depth", (1, 10), default=6),
         Float("min_child_weight", (0.01, 100.0), default=1.0, log=True),
         Float("reg_lambda", (1e-8, 10.0), default=1.0, log=True),
     )

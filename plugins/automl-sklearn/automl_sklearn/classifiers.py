@@ -62,6 +62,7 @@ from automl_sklearn.shared import (
     hist_gradient_boosting_kwargs,
     hist_gradient_boosting_space,
     k_nearest_neighbors_space,
+    libsvm_max_iter,
     mlp_kwargs,
     mlp_space,
     sgd_kwargs,
@@ -265,7 +266,8 @@ def _libsvm_svc_space() -> ConfigurationSpace:
 
 @CLASSIFIERS.add("libsvm_svc", _libsvm_svc_space)
 def libsvm_svc(params: dict[str, Any], context: BuildContext) -> DecisionProba:
-    """Kernel SVM (libsvm) with an RBF, polynomial or sigmoid kernel."""
+    """Kernel SVM (libsvm) with an RBF, polynomial or sigmoid kernel (at most 10^6
+    iterations, see :func:`~automl_sklearn.shared.libsvm_max_iter`)."""
     return DecisionProba(
         SVC(
             C=float(params["C"]),
@@ -275,7 +277,7 @@ def libsvm_svc(params: dict[str, Any], context: BuildContext) -> DecisionProba:
             coef0=float(params.get("coef0", 0.0)),
             shrinking=as_bool(params["shrinking"]),
             tol=float(params["tol"]),
-            max_iter=int(params["max_iter"]),
+            max_iter=libsvm_max_iter(params["max_iter"]),
             decision_function_shape="ovr",
             random_state=context.seed,
         )
@@ -328,7 +330,9 @@ def qda(params: dict[str, Any], context: BuildContext) -> QuadraticDiscriminantA
 
     Today's scikit-learn refuses classes whose covariance looks rank deficient (variance below
     ``tol`` along some direction), where the one auto-sklearn used only warned; ``tol=0``
-    keeps the old behaviour, so ``reg_param=0`` works on correlated features.
+    keeps the old behaviour, so ``reg_param=0`` works on correlated features. A class with no
+    more rows than there are features is still refused (the old QDA fitted a degenerate model
+    there).
     """
     return QuadraticDiscriminantAnalysis(reg_param=float(params["reg_param"]), tol=0.0)
 

@@ -1,10 +1,11 @@
 """auto-sklearn's regressors (the ``regressor`` stage), on today's scikit-learn.
 
 Translations of renamed options: criterion ``mse``/``mae`` -> ``squared_error``/
-``absolute_error``; SGD ``squared_loss`` -> ``squared_error``; gradient boosting
-``least_squares`` -> ``squared_error``; ARD's ``n_iter`` -> ``max_iter``. As in auto-sklearn, the
-MLP, SGD and kernel SVM regressors learn a standardized target (and predict in the original
-units). LightGBM and XGBoost come from :mod:`automl_sklearn.boosted_trees`.
+``absolute_error`` (and the deprecated ``friedman_mse`` -> ``squared_error``); SGD
+``squared_loss`` -> ``squared_error``; gradient boosting ``least_squares`` -> ``squared_error``;
+ARD's ``n_iter`` -> ``max_iter``. As in auto-sklearn, the MLP, SGD and kernel SVM regressors
+learn a standardized target (and predict in the original units). LightGBM and XGBoost come from
+:mod:`automl_sklearn.boosted_trees`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from automl_sklearn.shared import (
     hist_gradient_boosting_kwargs,
     hist_gradient_boosting_space,
     k_nearest_neighbors_space,
+    libsvm_max_iter,
     mlp_kwargs,
     mlp_space,
     sgd_kwargs,
@@ -258,7 +260,8 @@ def _libsvm_svr_space() -> ConfigurationSpace:
 
 @REGRESSORS.add("libsvm_svr", _libsvm_svr_space)
 def libsvm_svr(params: dict[str, Any], context: BuildContext) -> TransformedTargetRegressor:
-    """Kernel support vector regression (libsvm) on the standardized target."""
+    """Kernel support vector regression (libsvm) on the standardized target (at most 10^6
+    iterations, see :func:`~automl_sklearn.shared.libsvm_max_iter`)."""
     svr = SVR(
         kernel=params["kernel"],
         C=float(params["C"]),
@@ -268,7 +271,7 @@ def libsvm_svr(params: dict[str, Any], context: BuildContext) -> TransformedTarg
         degree=int(params.get("degree", 3)),
         gamma=float(params.get("gamma", 0.1)),
         coef0=float(params.get("coef0", 0.0)),
-        max_iter=int(params["max_iter"]),
+        max_iter=libsvm_max_iter(params["max_iter"]),
     )
     return _standardized_target(svr)
 

@@ -22,8 +22,10 @@ from ConfigSpace import (
 
 from automl_sklearn.hyperparameters import NONE, as_bool, make_space, optional
 
-#: auto-sklearn (scikit-learn < 1.0) criterion names -> today's names.
-CRITERIA = {"mse": "squared_error", "mae": "absolute_error"}
+#: auto-sklearn (scikit-learn < 1.0) criterion names -> today's names. ``friedman_mse`` is
+#: deprecated since scikit-learn 1.9, which documents it as always equivalent to
+#: ``squared_error``.
+CRITERIA = {"mse": "squared_error", "mae": "absolute_error", "friedman_mse": "squared_error"}
 
 #: Trees per forest: auto-sklearn grows forests iteratively up to this many trees.
 FOREST_SIZE = 512
@@ -31,6 +33,16 @@ FOREST_SIZE = 512
 MAX_ITER = 512
 #: Epochs of the linear SGD models (auto-sklearn's maximum).
 SGD_MAX_ITER = 1024
+#: libsvm iterations for auto-sklearn's ``max_iter = -1`` ("no limit"). A kernel SVM that
+#: cannot converge (e.g. a cubic kernel on unscaled features with C = 10^4) otherwise runs
+#: forever; converging fits of data this framework handles stay far below this.
+LIBSVM_MAX_ITER = 1_000_000
+
+
+def libsvm_max_iter(value: Any) -> int:
+    """auto-sklearn's libsvm ``max_iter``, with "no limit" (-1) capped at LIBSVM_MAX_ITER."""
+    value = int(value)
+    return LIBSVM_MAX_ITER if value < 0 else value
 
 
 def criterion(value: str) -> str:

@@ -12,6 +12,7 @@ import pytest
 from automl_sklearn.plugin import COMPONENTS
 from automl_sklearn.spaces import classification_space, regression_space
 from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
@@ -28,8 +29,12 @@ def _single_threaded() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _quiet() -> None:
-    # Convergence and numerical warnings of sampled configurations are expected noise here.
-    warnings.simplefilter("ignore")
+    # Convergence and numerical warnings of sampled configurations are expected noise here;
+    # scikit-learn's deprecations are not (a translation to today's scikit-learn is missing).
+    for category in (ConvergenceWarning, RuntimeWarning, UserWarning):
+        warnings.simplefilter("ignore", category)
+    for category in (FutureWarning, DeprecationWarning):
+        warnings.filterwarnings("error", category=category, module="sklearn")
 
 
 @pytest.fixture(scope="session")
