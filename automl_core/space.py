@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -26,6 +26,8 @@ from ConfigSpace import (
     Configuration,
     ConfigurationSpace,
     Constant,
+    ForbiddenAndConjunction,
+    ForbiddenEqualsClause,
 )
 from ConfigSpace.util import get_one_exchange_neighbourhood
 
@@ -141,6 +143,9 @@ class Stage:
 #: parameters (relative names) and returns the whole estimator (e.g. a sklearn Pipeline).
 Assembler = Callable[[dict[str, tuple[PipelineComponent, dict[str, Any]]], BuildContext], Any]
 
+#: Components of different stages that may not be chosen together, as (stage, component) pairs.
+Combination = tuple[tuple[str, str], ...]
+
 
 @dataclass
 class PipelineSpace:
@@ -151,6 +156,9 @@ class PipelineSpace:
     stages: tuple[Stage, ...]
     assemble: Assembler
     constants: Mapping[str, Any] = field(default_factory=dict)
+    #: Inadmissible structures. A combination that names a component no longer in the space
+    #: (after ``restrict``), or that would forbid the default configuration, is left out.
+    forbidden: tuple[Combination, ...] = ()
     _configspace: ConfigurationSpace | None = field(default=None, init=False, repr=False)
 
     # -- structure ---------------------------------------------------------------------------
@@ -184,7 +192,27 @@ class PipelineSpace:
                         delimiter=SEP,
                         parent_hyperparameter={"parent": choice, "value": component.name},
                     )
+        clauses = self._forbidden_clauses(space)
+        if clauses:
+            space.add(*clauses)  # at once: ConfigSpace re-checks the whole space on every add
         return space
+
+    def _forbidden_clauses(self, space: ConfigurationSpace) -> list[ForbiddenAndConjunction]:
+        offered = {s.name: {c.name for c in s.components} for s in self.stages if s.choice}
+        default = dict(space.get_default_configuration())
+        clauses = []
+        for combination in self.forbidden:
+            if not all(component in offered.get(stage, ()) for stage, component in combination):
+                continue
+            conjunction = ForbiddenAndConjunction(
+                *(
+                    ForbiddenEqualsClause(space[self.stage(stage).choice_name], component)
+                    for stage, component in combination
+                )
+            )
+            if not conjunction.is_forbidden_value(default):
+                clauses.append(conjunction)
+        return clauses
 
     def stage(self, name: str) -> Stage:
         for stage in self.stages:
@@ -226,8 +254,8 @@ class PipelineSpace:
             )
             if not kept:
                 raise ValueError(f"stage {stage.name!r} would have no components left")
-            stages.append(Stage(stage.name, kept, stage.prefix, stage.choice, stage.default))
-        return PipelineSpace(self.name, self.task, tuple(stages), self.assemble, self.constants)
+            stages.append(replace(stage, components=kept))
+        return replace(self, stages=tuple(stages))
 
     # -- the SearchSpace protocol ------------------------------------------------------------
     def sample(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:

@@ -29,17 +29,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 
-from ConfigSpace import ConfigurationSpace, ForbiddenAndConjunction, ForbiddenEqualsClause
-
-from automl_core.space import PipelineComponent, PipelineSpace, Stage
+from automl_core.space import Combination, PipelineComponent, PipelineSpace, Stage
 from automl_sklearn.assemble import assemble
 
 CATEGORICAL = "data_preprocessor:feature_type:categorical_transformer"
 NUMERICAL = "data_preprocessor:feature_type:numerical_transformer"
 CONSTANTS = {"data_preprocessor:__choice__": "feature_type"}
-
-#: A combination of components of two stages that may not be chosen together.
-Combination = tuple[tuple[str, str], tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -127,52 +122,6 @@ FORBIDDEN: dict[str, list[Combination]] = {
 }  # fmt: skip
 
 
-@dataclass
-class ConstrainedPipelineSpace(PipelineSpace):
-    """A PipelineSpace that also forbids combinations of components across stages.
-
-    A combination is dropped when a stage lacks one of its components (after ``restrict``)
-    or when it would forbid the default configuration.
-    """
-
-    forbidden: Sequence[Combination] = ()
-
-    def _flatten(self) -> ConfigurationSpace:
-        space = super()._flatten()
-        default = dict(space.get_default_configuration())
-        forbidden = []
-        for combination in self.forbidden:
-            clauses = [self._clause(space, stage, name) for stage, name in combination]
-            if None not in clauses:
-                conjunction = ForbiddenAndConjunction(*clauses)
-                if not conjunction.is_forbidden_value(default):
-                    forbidden.append(conjunction)
-        if forbidden:
-            space.add(*forbidden)  # at once: ConfigSpace re-checks the space on every add
-        return space
-
-    def _clause(
-        self, space: ConfigurationSpace, stage_name: str, component: str
-    ) -> ForbiddenEqualsClause | None:
-        stages = {stage.name: stage for stage in self.stages}
-        stage = stages.get(stage_name)
-        if stage is None or not stage.choice:
-            return None
-        if component not in {c.name for c in stage.components}:
-            return None
-        return ForbiddenEqualsClause(space[stage.choice_name], component)
-
-    def restrict(
-        self,
-        include: Mapping[str, Iterable[str]] | None = None,
-        exclude: Mapping[str, Iterable[str]] | None = None,
-    ) -> ConstrainedPipelineSpace:
-        kept = super().restrict(include, exclude)
-        return ConstrainedPipelineSpace(
-            kept.name, kept.task, kept.stages, kept.assemble, kept.constants, self.forbidden
-        )
-
-
 def _stage(spec: StageSpec, task: str, components: Sequence[PipelineComponent]) -> Stage:
     matching = [c for c in components if c.stage == spec.name and task in c.tasks]
     names = [c.name for c in matching]
@@ -193,10 +142,10 @@ def build_space(
     components: Sequence[PipelineComponent],
     include: Mapping[str, Iterable[str]] | None = None,
     exclude: Mapping[str, Iterable[str]] | None = None,
-) -> ConstrainedPipelineSpace:
+) -> PipelineSpace:
     """The auto-sklearn space for ``task`` made of ``components``, restricted by
     ``include``/``exclude`` (``{stage: [component names]}``)."""
-    space = ConstrainedPipelineSpace(
+    space = PipelineSpace(
         name=f"autosklearn-{task}",
         task=task,
         stages=tuple(_stage(spec, task, components) for spec in STAGE_SPECS[task]),
@@ -212,7 +161,7 @@ def classification_space(
     *,
     include: Mapping[str, Iterable[str]] | None = None,
     exclude: Mapping[str, Iterable[str]] | None = None,
-) -> ConstrainedPipelineSpace:
+) -> PipelineSpace:
     """auto-sklearn 1.0's classification space (plus LightGBM, XGBoost and any registered
     classification component), restricted by ``include``/``exclude``."""
     return build_space("classification", components, include, exclude)
@@ -223,7 +172,7 @@ def regression_space(
     *,
     include: Mapping[str, Iterable[str]] | None = None,
     exclude: Mapping[str, Iterable[str]] | None = None,
-) -> ConstrainedPipelineSpace:
+) -> PipelineSpace:
     """auto-sklearn 1.0's regression space (plus LightGBM, XGBoost and any registered
     regression component), restricted by ``include``/``exclude``."""
     return build_space("regression", components, include, exclude)
