@@ -13,6 +13,8 @@ import json
 import math
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,11 @@ import numpy as np
 from automl_core.trial import Result, Status, Trial
 
 RUNNING = "running"
+#: The columns StoredTrial is read from, in the order of ``RunHistory._row``.
+SELECT_TRIALS = (
+    "SELECT id, config, budget, origin, status, loss, metrics, fit_time, predict_time, "
+    "duration, error, started_at, finished_at FROM trials"
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -159,13 +166,11 @@ class RunHistory:
                 )
 
     def trials(self, *, finished_only: bool = False) -> list[StoredTrial]:
-        query = (
-            "SELECT id, config, budget, origin, status, loss, metrics, fit_time, predict_time, "
-            "duration, error, started_at, finished_at FROM trials"
-        )
         if finished_only:
-            query += f" WHERE status != '{RUNNING}'"
-        return [self._row(row) for row in self._db.execute(query + " ORDER BY id")]
+            rows = self._db.execute(f"{SELECT_TRIALS} WHERE status != ? ORDER BY id", (RUNNING,))
+        else:
+            rows = self._db.execute(f"{SELECT_TRIALS} ORDER BY id")
+        return [self._row(row) for row in rows]
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
@@ -173,10 +178,8 @@ class RunHistory:
     def best(self, n: int = 1) -> list[StoredTrial]:
         """The ``n`` finished trials with the lowest loss (ties: earliest first)."""
         rows = self._db.execute(
-            "SELECT id, config, budget, origin, status, loss, metrics, fit_time, predict_time, "
-            "duration, error, started_at, finished_at FROM trials "
-            "WHERE status = 'ok' AND loss IS NOT NULL ORDER BY loss, id LIMIT ?",
-            (n,),
+            f"{SELECT_TRIALS} WHERE status = ? AND loss IS NOT NULL ORDER BY loss, id LIMIT ?",
+            (Status.OK.value, n),
         )
         return [self._row(row) for row in rows]
 
@@ -216,15 +219,12 @@ class RunHistory:
             finished_at=finished_at,
         )
 
-    class _Transaction:
-        def __init__(self, db: sqlite3.Connection) -> None:
-            self.db = db
-
-        def __enter__(self) -> None:
-            self.db.execute("BEGIN")
-
-        def __exit__(self, exc_type: object, *_: object) -> None:
-            self.db.execute("ROLLBACK" if exc_type else "COMMIT")
-
-    def _transaction(self) -> RunHistory._Transaction:
-        return RunHistory._Transaction(self._db)
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")

@@ -75,21 +75,29 @@ class Registration:
     description: str = ""
 
     def parameters(self) -> dict[str, Any]:
-        """The factory's keyword parameters and their defaults (what a recipe may set)."""
-        target = self.obj.__init__ if inspect.isclass(self.obj) else self.obj
-        if not callable(target) or isinstance(self.obj, PipelineComponent):
-            return {}
+        """The keyword parameters a recipe may set, with their defaults (None when the default
+        is not plain data). A space factory's first argument, the components, is the core's."""
+        return {p.name: _plain_default(p) for p in self._recipe_parameters()}
+
+    def accepts_any_parameter(self) -> bool:
+        """Whether the factory takes ``**kwargs`` (then no parameter name can be checked)."""
+        return any(p.kind is p.VAR_KEYWORD for p in self._signature_parameters())
+
+    def _signature_parameters(self) -> list[inspect.Parameter]:
+        if isinstance(self.obj, PipelineComponent):
+            return []
         try:
-            signature = inspect.signature(target)
+            return list(inspect.signature(self.obj).parameters.values())
         except (TypeError, ValueError):
-            return {}
-        params = {}
-        for p in signature.parameters.values():
-            if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            default = None if p.default is p.empty else p.default
-            params[p.name] = default if isinstance(default, (int, float, str, bool)) else None
-        return params
+            return []
+
+    def _recipe_parameters(self) -> list[inspect.Parameter]:
+        named = [
+            p
+            for p in self._signature_parameters()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        return named[1:] if self.kind == "space" else named
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -101,6 +109,11 @@ class Registration:
             "version": self.origin.version,
             "parameters": self.parameters(),
         }
+
+
+def _plain_default(parameter: inspect.Parameter) -> Any:
+    default = parameter.default
+    return default if isinstance(default, (int, float, str, bool)) else None
 
 
 @dataclass(frozen=True)

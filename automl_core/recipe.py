@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import inspect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ import yaml
 from automl_core.errors import DatasetError, PluginError, RecipeError, UnknownComponentError
 from automl_core.evaluator import Resampling
 from automl_core.metrics import metric_names
-from automl_core.plugins import Plugins
+from automl_core.plugins import Plugins, Registration
 from automl_core.sources import parse_reference
 
 TASK_TYPES = ("classification", "regression")
@@ -380,29 +379,18 @@ def check_names(recipe: Recipe, plugins: Plugins) -> None:
             raise RecipeError(
                 path, ref.name, "a name registered by one plugin", str(error)
             ) from None
-        if path in ("task.dataset",):
-            continue
-        params_path = (
-            path.rsplit(".", 1)[0] + ".params"
-            if path.startswith("search.strategy")
-            else f"{path.removesuffix('.starter')}.params"
-        )
-        _check_params(params_path, registration.obj, ref.params)
+        if kind != "dataset_source":
+            _check_params(PARAMS_PATH.get(path, f"{path}.params"), registration, ref.params)
 
 
-def _check_params(path: str, factory: Any, params: Mapping[str, Any]) -> None:
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
+#: Where a component's params live in the recipe, when not at ``<its path>.params``.
+PARAMS_PATH = {"search.strategy": "search.params", "warmstart.starter": "warmstart.params"}
+
+
+def _check_params(path: str, registration: Registration, params: Mapping[str, Any]) -> None:
+    if registration.accepts_any_parameter():
         return
-    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
-        return
-    accepted = [
-        name
-        for name, p in signature.parameters.items()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-        and name not in ("self", "components")
-    ]
+    accepted = list(registration.parameters())
     for key, value in params.items():
         if key not in accepted:
             close = difflib.get_close_matches(key, accepted, n=1)
