@@ -63,9 +63,11 @@ from automl_sklearn.shared import (
     hist_gradient_boosting_space,
     k_nearest_neighbors_space,
     libsvm_max_iter,
+    linear_svc_kwargs,
     mlp_kwargs,
     mlp_space,
     sgd_kwargs,
+    sgd_space,
 )
 from automl_sklearn.wrappers import DecisionProba, NonNegativeInput
 
@@ -231,19 +233,7 @@ def _liblinear_svc_space() -> ConfigurationSpace:
 @CLASSIFIERS.add("liblinear_svc", _liblinear_svc_space)
 def liblinear_svc(params: dict[str, Any], context: BuildContext) -> DecisionProba:
     """Linear SVM (liblinear), one-vs-rest."""
-    return DecisionProba(
-        LinearSVC(
-            penalty=params["penalty"],
-            loss=params["loss"],
-            dual=as_bool(params["dual"]),
-            tol=float(params["tol"]),
-            C=float(params["C"]),
-            multi_class=params["multi_class"],
-            fit_intercept=as_bool(params["fit_intercept"]),
-            intercept_scaling=float(params["intercept_scaling"]),
-            random_state=context.seed,
-        )
-    )
+    return DecisionProba(LinearSVC(**linear_svc_kwargs(params, context.seed)))
 
 
 def _libsvm_svc_space() -> ConfigurationSpace:
@@ -341,30 +331,12 @@ def _sgd_space() -> ConfigurationSpace:
     loss = Categorical(
         "loss", ["hinge", "log", "modified_huber", "squared_hinge", "perceptron"], default="log"
     )
-    penalty = Categorical("penalty", ["l1", "l2", "elasticnet"], default="l2")
-    l1_ratio = Float("l1_ratio", (1e-9, 1), default=0.15, log=True)
     epsilon = Float("epsilon", (1e-5, 1e-1), default=1e-4, log=True)
-    learning_rate = Categorical(
-        "learning_rate", ["optimal", "invscaling", "constant"], default="invscaling"
-    )
-    eta0 = Float("eta0", (1e-7, 1e-1), default=0.01, log=True)
-    power_t = Float("power_t", (1e-5, 1), default=0.5)
-    return make_space(
+    return sgd_space(
         loss,
-        penalty,
-        Float("alpha", (1e-7, 1e-1), default=0.0001, log=True),
-        l1_ratio,
-        Constant("fit_intercept", "True"),
-        Float("tol", (1e-5, 1e-1), default=1e-4, log=True),
         epsilon,
-        learning_rate,
-        eta0,
-        power_t,
-        Categorical("average", ["False", "True"], default="False"),
-        EqualsCondition(l1_ratio, penalty, "elasticnet"),
-        EqualsCondition(epsilon, loss, "modified_huber"),
-        EqualsCondition(power_t, learning_rate, "invscaling"),
-        InCondition(eta0, learning_rate, ["invscaling", "constant"]),
+        lambda epsilon, loss: EqualsCondition(epsilon, loss, "modified_huber"),
+        power_t_default=0.5,
     )
 
 

@@ -49,7 +49,7 @@ from automl_sklearn.fit_time import (
     resolved,
 )
 from automl_sklearn.hyperparameters import NONE, as_bool, make_space, optional
-from automl_sklearn.shared import criterion
+from automl_sklearn.shared import criterion, linear_svc_kwargs
 from automl_sklearn.transformers import (
     NonEmptyGenericUnivariateSelect,
     NonEmptySelectPercentile,
@@ -167,17 +167,7 @@ def _liblinear_selector_space() -> ConfigurationSpace:
 )
 def liblinear_svc_preprocessor(params: dict[str, Any], context: BuildContext) -> Any:
     """Keeps the features with above-mean weight in an L1-penalised linear SVM."""
-    svm = LinearSVC(
-        penalty=params["penalty"],
-        loss=params["loss"],
-        dual=as_bool(params["dual"]),
-        tol=float(params["tol"]),
-        C=float(params["C"]),
-        multi_class=params["multi_class"],
-        fit_intercept=as_bool(params["fit_intercept"]),
-        intercept_scaling=float(params["intercept_scaling"]),
-        random_state=context.seed,
-    )
+    svm = LinearSVC(**linear_svc_kwargs(params, context.seed))
     return SelectFromModel(svm, threshold="mean")
 
 

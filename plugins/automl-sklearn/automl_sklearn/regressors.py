@@ -56,6 +56,7 @@ from automl_sklearn.shared import (
     mlp_kwargs,
     mlp_space,
     sgd_kwargs,
+    sgd_space,
 )
 
 REGRESSORS = ComponentList("regressor", {"regression"})
@@ -284,35 +285,14 @@ def mlp(params: dict[str, Any], context: BuildContext) -> TransformedTargetRegre
 
 
 def _sgd_space() -> ConfigurationSpace:
-    loss = Categorical(
-        "loss",
-        ["squared_loss", "huber", "epsilon_insensitive", "squared_epsilon_insensitive"],
-        default="squared_loss",
-    )
-    penalty = Categorical("penalty", ["l1", "l2", "elasticnet"], default="l2")
-    l1_ratio = Float("l1_ratio", (1e-9, 1.0), default=0.15, log=True)
+    epsilon_losses = ["huber", "epsilon_insensitive", "squared_epsilon_insensitive"]
+    loss = Categorical("loss", ["squared_loss", *epsilon_losses], default="squared_loss")
     epsilon = Float("epsilon", (1e-5, 1e-1), default=0.1, log=True)
-    learning_rate = Categorical(
-        "learning_rate", ["optimal", "invscaling", "constant"], default="invscaling"
-    )
-    eta0 = Float("eta0", (1e-7, 1e-1), default=0.01, log=True)
-    power_t = Float("power_t", (1e-5, 1), default=0.25)
-    return make_space(
+    return sgd_space(
         loss,
-        penalty,
-        Float("alpha", (1e-7, 1e-1), default=0.0001, log=True),
-        l1_ratio,
-        Constant("fit_intercept", "True"),
-        Float("tol", (1e-5, 1e-1), default=1e-4, log=True),
         epsilon,
-        learning_rate,
-        eta0,
-        power_t,
-        Categorical("average", ["False", "True"], default="False"),
-        EqualsCondition(l1_ratio, penalty, "elasticnet"),
-        InCondition(epsilon, loss, ["huber", "epsilon_insensitive", "squared_epsilon_insensitive"]),
-        EqualsCondition(power_t, learning_rate, "invscaling"),
-        InCondition(eta0, learning_rate, ["invscaling", "constant"]),
+        lambda epsilon, loss: InCondition(epsilon, loss, epsilon_losses),
+        power_t_default=0.25,
     )
 
 

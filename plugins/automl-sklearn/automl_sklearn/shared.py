@@ -240,3 +240,50 @@ def sgd_kwargs(params: dict[str, Any], seed: int, default_power_t: float) -> dic
         "shuffle": True,
         "random_state": seed,
     }
+
+
+def linear_svc_kwargs(params: dict[str, Any], seed: int) -> dict[str, Any]:
+    """liblinear's LinearSVC arguments: the classifier and the feature selector share them."""
+    return {
+        "penalty": params["penalty"],
+        "loss": params["loss"],
+        "dual": as_bool(params["dual"]),
+        "tol": float(params["tol"]),
+        "C": float(params["C"]),
+        "multi_class": params["multi_class"],
+        "fit_intercept": as_bool(params["fit_intercept"]),
+        "intercept_scaling": float(params["intercept_scaling"]),
+        "random_state": seed,
+    }
+
+
+def sgd_space(
+    loss: Categorical, epsilon: Float, epsilon_condition: Any, power_t_default: float
+) -> ConfigurationSpace:
+    """auto-sklearn's SGD space; the classifier and the regressor differ in their losses, in
+    ``epsilon`` (and which losses use it) and in ``power_t``'s default.
+    ``epsilon_condition(epsilon, loss)`` makes the condition on ``epsilon``."""
+    penalty = Categorical("penalty", ["l1", "l2", "elasticnet"], default="l2")
+    l1_ratio = Float("l1_ratio", (1e-9, 1.0), default=0.15, log=True)
+    learning_rate = Categorical(
+        "learning_rate", ["optimal", "invscaling", "constant"], default="invscaling"
+    )
+    eta0 = Float("eta0", (1e-7, 1e-1), default=0.01, log=True)
+    power_t = Float("power_t", (1e-5, 1), default=power_t_default)
+    return make_space(
+        loss,
+        penalty,
+        Float("alpha", (1e-7, 1e-1), default=0.0001, log=True),
+        l1_ratio,
+        Constant("fit_intercept", "True"),
+        Float("tol", (1e-5, 1e-1), default=1e-4, log=True),
+        epsilon,
+        learning_rate,
+        eta0,
+        power_t,
+        Categorical("average", ["False", "True"], default="False"),
+        EqualsCondition(l1_ratio, penalty, "elasticnet"),
+        epsilon_condition(epsilon, loss),
+        EqualsCondition(power_t, learning_rate, "invscaling"),
+        InCondition(eta0, learning_rate, ["invscaling", "constant"]),
+    )
