@@ -1,6 +1,5 @@
 """The template's own tests: run them with the plugin installed (pip install -e .)."""
 
-import numpy as np
 from automl_hillclimb.strategy import HillClimbing
 
 from automl_core.contracts import SearchContext
@@ -23,9 +22,16 @@ class LineSpace:
 def test_climbs_to_the_optimum():
     strategy = HillClimbing(restart_probability=0.0)
     strategy.setup(SearchContext(space=LineSpace(), seed=0))
-    for trial_id in range(120):
+    for trial_id in range(200):
+        best_before = strategy.best
         candidate = strategy.ask()
+        if candidate is None:  # every point proposed
+            break
+        if best_before is not None:  # without restarts, every step is next to the best
+            assert candidate.origin == "neighbour"
+            assert abs(candidate.config["x"] - best_before[1]["x"]) == 1
         loss = abs(candidate.config["x"] - 70)
         strategy.tell(Trial(trial_id, candidate.config), Result(Status.OK, float(loss)))
-    assert strategy.best[0] == 0.0
-    assert np.isfinite(strategy.best[0])
+        if loss == 0:
+            break
+    assert strategy.best == (0.0, {"x": 70})
