@@ -52,13 +52,6 @@ class MetaData:
                 "(datasets x configurations)"
             )
 
-    def best_configs(self, dataset: str, k: int = 1) -> list[dict[str, Any]]:
-        """The ``k`` configurations with the lowest observed loss on ``dataset``."""
-        row = self.performance[self.datasets.index(dataset)]
-        observed = np.flatnonzero(np.isfinite(row))
-        order = observed[np.argsort(row[observed], kind="stable")]
-        return [self.configs[j] for j in order[:k]]
-
 
 @dataclass(frozen=True)
 class TaskDescription:

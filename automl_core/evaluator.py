@@ -35,9 +35,6 @@ class Resampling:
     fraction: float = 0.33
     folds: int = 5
 
-    def describe(self) -> str:
-        return f"holdout {self.fraction}" if self.kind == "holdout" else f"{self.folds}-fold CV"
-
 
 def make_splits(
     y: np.ndarray, task: str, resampling: Resampling, seed: int
@@ -148,7 +145,7 @@ class PipelineEvaluator(Evaluator):
         return Result(
             status=Status.OK,
             loss=loss,
-            metrics=self.scores(held_out),
+            metrics=score_all(self.task, self.validation_targets, held_out),
             fit_time=fit_time,
             predict_time=predict_time,
             predictions=held_out.astype(np.float32),
@@ -160,10 +157,6 @@ class PipelineEvaluator(Evaluator):
             if self.task == "classification":
                 return predict_scores(model, X, self.n_classes)
             return np.asarray(model.predict(X), dtype=float).reshape(-1, 1)
-
-    def scores(self, predictions: np.ndarray) -> dict[str, float]:
-        """Every metric of the task on the validation rows (NaN where undefined)."""
-        return score_all(self.task, self.validation_targets, predictions)
 
 
 def score_all(task: str, y: np.ndarray, predictions: np.ndarray) -> dict[str, float]:

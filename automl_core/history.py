@@ -73,17 +73,6 @@ class StoredTrial:
     def finished(self) -> bool:
         return self.status != RUNNING
 
-    def result(self) -> Result:
-        return Result(
-            status=Status(self.status),
-            loss=self.loss,
-            metrics=dict(self.metrics),
-            fit_time=self.fit_time or 0.0,
-            predict_time=self.predict_time or 0.0,
-            duration=self.duration or 0.0,
-            error=self.error,
-        )
-
 
 def _dump_array(array: np.ndarray) -> bytes:
     buffer = io.BytesIO()

@@ -14,7 +14,7 @@ import importlib
 import inspect
 import os
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -194,9 +194,6 @@ class Plugins:
     def components(self) -> list[PipelineComponent]:
         return [r.obj for r in self.registry.entries.get("component", {}).values()]
 
-    def version_of(self, kind: str, name: str) -> str:
-        return self.get(kind, name).origin.version
-
 
 def make_manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -328,7 +325,3 @@ def _register_callback(
         pending.append(Registration(kind, name, factory, origin, text))
 
     return register
-
-
-def registered_names(plugins: Plugins, kinds: Iterable[str] = KINDS) -> dict[str, list[str]]:
-    return {kind: plugins.registry.names(kind) for kind in kinds}

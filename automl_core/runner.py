@@ -11,7 +11,6 @@ kept and the model of the best trial so far is still saved before the error is r
 from __future__ import annotations
 
 import json
-import logging
 import platform
 import time
 import traceback
@@ -29,7 +28,6 @@ from sklearn.model_selection import train_test_split
 
 from automl_core.contracts import (
     Ensembler,
-    Evaluator,
     Executor,
     SearchContext,
     SearchStrategy,
@@ -47,8 +45,6 @@ from automl_core.recipe import Recipe, check_names, component_refs
 from automl_core.sources import load_dataset
 from automl_core.space import BuildContext, PipelineSpace
 from automl_core.trial import Result, Status, Trial
-
-log = logging.getLogger(__name__)
 
 HISTORY_FILE = "history.sqlite"
 MODEL_FILE = "model.joblib"
@@ -111,8 +107,8 @@ class Setup:
     train: Dataset
     test: Dataset | None
     metric: Metric
-    space: Any
-    evaluator: Evaluator
+    space: PipelineSpace
+    evaluator: PipelineEvaluator
     strategy: SearchStrategy
     executor: Executor
     task: TaskDescription
@@ -336,7 +332,6 @@ def _result_of(future: Future[Result]) -> Result:
 def refit(setup: Setup, configs: list[dict[str, Any]], weights: np.ndarray) -> TrainedModel:
     """Fit each configuration on all training rows; the weights are kept as given."""
     context = BuildContext(task=setup.train.task, seed=setup.recipe.seed)
-    assert isinstance(setup.evaluator, PipelineEvaluator)
     y = setup.evaluator.y
     estimators = []
     for config in configs:
@@ -366,7 +361,6 @@ def choose_ensemble(
     )
     with_predictions = [(t, history.predictions(t.trial.id)) for t in best]
     usable = [(t, p) for t, p in with_predictions if p is not None]
-    assert isinstance(setup.evaluator, PipelineEvaluator)
     weights = np.asarray(
         ensembler.fit(
             [p for _, p in usable], setup.evaluator.validation_targets, setup.metric.loss
@@ -402,7 +396,7 @@ def finalise(
         summary.ensemble = {t.trial.id: float(w) for t, w in zip(members, weights, strict=True)}
         if setup.test is not None:
             y_test = (
-                setup.evaluator.label_encoder.transform(setup.test.y)  # type: ignore[attr-defined]
+                model.label_encoder.transform(setup.test.y)
                 if model.label_encoder is not None
                 else np.asarray(setup.test.y, float)
             )
