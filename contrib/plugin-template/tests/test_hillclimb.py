@@ -1,9 +1,8 @@
 """The template's own tests: run them with the plugin installed (pip install -e .)."""
 
-from automl_hillclimb.strategy import HillClimbing
-
 from automl_core.contracts import SearchContext
 from automl_core.trial import Result, Status, Trial
+from automl_hillclimb.strategy import HillClimbing
 
 
 class LineSpace:

@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from automl_sklearn.plugin import COMPONENTS
-from automl_sklearn.spaces import classification_space, regression_space
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from automl_core.space import BuildContext, PipelineSpace
+from automl_sklearn.plugin import COMPONENTS
+from automl_sklearn.spaces import classification_space, regression_space
 
 
 @pytest.fixture(scope="session", autouse=True)

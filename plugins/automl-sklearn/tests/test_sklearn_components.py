@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.dummy import DummyClassifier
+from sklearn.preprocessing import StandardScaler
+
+from automl_core.space import BuildContext
 from automl_sklearn.classifiers import CLASSIFIERS
 from automl_sklearn.data_preprocessing import (
     CATEGORICAL_ENCODINGS,
@@ -14,11 +19,6 @@ from automl_sklearn.data_preprocessing import (
 from automl_sklearn.feature_preprocessors import FEATURE_PREPROCESSORS
 from automl_sklearn.regressors import REGRESSORS
 from automl_sklearn.transformers import categorical_codes
-from sklearn.base import clone
-from sklearn.dummy import DummyClassifier
-from sklearn.preprocessing import StandardScaler
-
-from automl_core.space import BuildContext
 
 
 def _default_params(component) -> dict:

@@ -7,13 +7,13 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from automl_sklearn.plugin import COMPONENTS
-from automl_sklearn.spaces import classification_space
-from automl_sklearn.wrappers import BalancedSampleWeights
 from sklearn.base import clone
 from sklearn.naive_bayes import GaussianNB
 
 from automl_core.space import BuildContext
+from automl_sklearn.plugin import COMPONENTS
+from automl_sklearn.spaces import classification_space
+from automl_sklearn.wrappers import BalancedSampleWeights
 
 N_SAMPLED = 25
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from automl_sklearn import plugin
-
 from automl_core.plugins import load_plugins
 from automl_core.space import PipelineComponent, PipelineSpace
+from automl_sklearn import plugin
 
 CLASSIFIERS = {
     "adaboost", "bernoulli_nb", "decision_tree", "extra_trees", "gaussian_nb",

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from automl_sklearn.hyperparameters import make_space
-from automl_sklearn.plugin import COMPONENTS
-from automl_sklearn.spaces import classification_space, regression_space
 from ConfigSpace import Integer
 from sklearn.tree import DecisionTreeClassifier
 
 from automl_core.errors import InvalidConfigurationError
 from automl_core.space import BuildContext, PipelineComponent
+from automl_sklearn.hyperparameters import make_space
+from automl_sklearn.plugin import COMPONENTS
+from automl_sklearn.spaces import classification_space, regression_space
 
 CATEGORICAL = "data_preprocessor:feature_type:categorical_transformer"
 NUMERICAL = "data_preprocessor:feature_type:numerical_transformer"

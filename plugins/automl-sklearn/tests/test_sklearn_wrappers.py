@@ -6,6 +6,12 @@ from functools import partial
 
 import numpy as np
 import pytest
+from sklearn.base import clone, is_classifier
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import SGDClassifier
+from sklearn.naive_bayes import MultinomialNB
+from sklearn.svm import LinearSVC
+
 from automl_sklearn.fit_time import (
     depth_from_factor,
     n_features_log,
@@ -20,11 +26,6 @@ from automl_sklearn.wrappers import (
     FitTimeParams,
     NonNegativeInput,
 )
-from sklearn.base import clone, is_classifier
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.linear_model import SGDClassifier
-from sklearn.naive_bayes import MultinomialNB
-from sklearn.svm import LinearSVC
 
 
 @pytest.fixture
