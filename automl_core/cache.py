@@ -49,6 +49,11 @@ def package_dir(name: str, version: str) -> Path:
     return cache_dir() / "packages" / f"{name}-{version}"
 
 
+def find_package(name: str, version: str, *, source: bool = False) -> Path | None:
+    """The cached distribution file of ``name==version``, or None when it is not cached."""
+    return _find_distribution(package_dir(name, version), source=source)
+
+
 def fetch_package(name: str, version: str, *, source: bool = False) -> Path:
     """The path of the distribution file of ``name==version``, downloaded on first use.
 
@@ -66,7 +71,7 @@ def fetch_package(name: str, version: str, *, source: bool = False) -> Path:
     provide the file offline when the download fails.
     """
     folder = package_dir(name, version)
-    found = _find_distribution(folder, source=source)
+    found = find_package(name, version, source=source)
     if found is not None:
         return found
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The ``automl`` command: run, validate, plugins, show.
+"""The ``automl`` command: run, validate, plugins, show, data.
 
 Errors the user can fix (a bad recipe, unknown name, bad data) print one clear message and
 exit with status 2; a run that stopped on a plugin error exits with 1 after saving its work.
@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from automl_core import __version__
+from automl_core.cli_data import add_data_command
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory
 from automl_core.plugins import KINDS, Plugins, load_plugins
 from automl_core.recipe import check_names, load_recipe
-from automl_core.runner import HISTORY_FILE, RunError, run
+from automl_core.runner import HISTORY_FILE, RunError, run, run_suite
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run_dir", type=Path)
     show.add_argument("--top", type=int, default=20, help="rows to show (default 20)")
     show.set_defaults(handler=cmd_show)
+
+    add_data_command(commands)
     return parser
 
 
@@ -82,6 +85,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     recipe = load_recipe(args.recipe, args.overrides)
     out = args.out or Path("runs") / f"{recipe.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     observers = () if args.quiet else (ProgressDisplay(),)
+    if recipe.task.suite is not None:
+        suite = run_suite(recipe, out, observers=observers)
+        print(f"suite folder: {suite.run_dir} ({len(suite.runs)} runs, {suite.elapsed:.1f}s)")
+        if suite.mean_normalised_regret is not None:
+            print(
+                f"mean normalised regret on {suite.benchmark}/{suite.split}: "
+                f"{suite.mean_normalised_regret:.4f}"
+            )
+        return 0
     summary = run(recipe, out, observers=observers)
     print(f"run folder: {summary.run_dir}")
     print(f"trials: {summary.n_trials} ({summary.stopped_because}, {summary.elapsed:.1f}s)")
@@ -90,6 +102,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"best validation loss ({summary.metric}): {summary.best_loss:.4f} "
             f"(trial {summary.best_trial})"
         )
+    if summary.benchmark and "normalised_regret" in summary.benchmark:
+        print(f"normalised regret: {summary.benchmark['normalised_regret']:.4f}")
     if summary.test_scores:
         print(f"test {summary.metric}: {summary.test_scores.get(summary.metric, math.nan):.4f}")
     if summary.model_path:
@@ -102,7 +116,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     plugins = load_plugins()
     check_names(recipe, plugins)
     print(
-        f"{args.recipe}: valid (strategy {recipe.search.strategy.name}, space {recipe.space.name})"
+        f"{args.recipe}: valid (strategy {recipe.search.strategy.name}, "
+        + (
+            f"space {recipe.space.name})"
+            if recipe.space is not None
+            else f"benchmark {recipe.task.benchmark.name})"  # type: ignore[union-attr]
+        )
     )
     return 0
 

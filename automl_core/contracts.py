@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automl_core.space import SearchSpace
+from automl_core.space import PoolSpace, SearchSpace
 from automl_core.trial import Candidate, Config, Result, Trial
 
 # ---------------------------------------------------------------------------------------------
@@ -30,9 +30,16 @@ class MetaData:
     """Results of earlier searches on other datasets: the raw material of meta-learning.
 
     ``performance[i, j]`` is the loss (lower is better) of ``configs[j]`` on ``datasets[i]``;
-    NaN where it was not run. ``metafeatures`` has one row per dataset (index = dataset ids).
+    NaN where it was not run. Every ``configs[j]`` is valid in the space named ``space``; for a
+    meta-dataset of a finite pool of pipelines that space is ``pool`` (configurations are
+    ``{"candidate": j}``, and ``pool.descriptions[j]`` says which pipeline it is).
+
+    ``metafeatures`` has one row per dataset that has them (index = dataset ids, which may be a
+    subset of ``datasets``). ``runtimes`` has the shape of ``performance`` (seconds).
     ``splits`` names fixed subsets of dataset ids (``train``, ``test``...) where the source
-    defines them. ``space`` names the space the configurations belong to.
+    defines them. Multi-fidelity sources add ``budgets`` (increasing, e.g. train sizes) and
+    ``curves[i, j, k]``, the loss of ``configs[j]`` on ``datasets[i]`` at ``budgets[k]``.
+    ``info`` keeps what is particular to one source (provenance, licence, initial designs).
     """
 
     datasets: list[str]
@@ -42,15 +49,60 @@ class MetaData:
     runtimes: np.ndarray | None = None
     splits: dict[str, list[str]] = field(default_factory=dict)
     space: str = ""
+    pool: PoolSpace | None = None
+    budgets: np.ndarray | None = None
+    curves: np.ndarray | None = None
+    info: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.performance = np.asarray(self.performance, dtype=float)
         expected = (len(self.datasets), len(self.configs))
-        if self.performance.shape != expected:
+        _check_shape("performance", self.performance, expected)
+        if self.runtimes is not None:
+            self.runtimes = np.asarray(self.runtimes, dtype=float)
+            _check_shape("runtimes", self.runtimes, expected)
+        if self.pool is not None and len(self.pool.encodings) != len(self.configs):
             raise ValueError(
-                f"performance has shape {self.performance.shape}, expected {expected} "
-                "(datasets x configurations)"
+                f"pool has {len(self.pool.encodings)} candidates, "
+                f"expected one per configuration ({len(self.configs)})"
             )
+        if (self.budgets is None) != (self.curves is None):
+            raise ValueError("budgets and curves come together: give both or neither")
+        if self.budgets is not None and self.curves is not None:
+            self.budgets = np.asarray(self.budgets, dtype=float)
+            self.curves = np.asarray(self.curves, dtype=float)
+            _check_shape("curves", self.curves, (*expected, len(self.budgets)))
+        known = set(self.datasets)
+        for split, members in self.splits.items():
+            unknown = [d for d in members if d not in known]
+            if unknown:
+                raise ValueError(f"split {split!r} names unknown datasets: {unknown[:5]}")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(datasets, configurations)."""
+        return (len(self.datasets), len(self.configs))
+
+    def observed_fraction(self) -> float:
+        """The fraction of (dataset, configuration) cells that were run."""
+        if self.performance.size == 0:
+            return 0.0
+        return float(np.isfinite(self.performance).mean())
+
+    def row(self, dataset: str) -> int:
+        """The row of ``dataset`` in ``performance``."""
+        try:
+            return self.datasets.index(dataset)
+        except ValueError:
+            raise KeyError(f"dataset {dataset!r} is not in this meta-data") from None
+
+
+def _check_shape(name: str, array: np.ndarray, expected: tuple[int, ...]) -> None:
+    if array.shape != expected:
+        raise ValueError(
+            f"{name} has shape {array.shape}, expected {expected} "
+            "(datasets x configurations" + (" x budgets)" if len(expected) == 3 else ")")
+        )
 
 
 @dataclass(frozen=True)
@@ -115,7 +167,11 @@ class Surrogate(abc.ABC):
 
 @dataclass(frozen=True)
 class Fidelity:
-    """The budget range of a multi-fidelity search; ``kind`` is ``subsample`` or ``iterations``."""
+    """The budget range of a multi-fidelity search.
+
+    ``kind`` says what a budget counts: ``subsample`` (a fraction of the training rows),
+    ``iterations``, or ``train_size`` (a number of training rows, as in learning-curve data).
+    """
 
     kind: str
     min: float
@@ -204,7 +260,15 @@ class Ensembler(abc.ABC):
 
 
 class Benchmark(abc.ABC):
-    """A table-lookup objective: a pool space and an evaluator per dataset of a meta-dataset."""
+    """A table-lookup objective: a pool space and an evaluator per dataset of a meta-dataset.
+
+    Evaluating a configuration is looking its stored loss up, so strategies, surrogates and
+    warm-starters can be compared over hundreds of datasets in seconds, exactly and
+    reproducibly (the protocol of the DeepPipe paper and HPO-B).
+    """
+
+    #: What the stored losses measure (shown in summaries), e.g. ``error rate``.
+    metric: str = "loss"
 
     @abc.abstractmethod
     def datasets(self, split: str | None = None) -> list[str]:
@@ -212,11 +276,24 @@ class Benchmark(abc.ABC):
 
     @abc.abstractmethod
     def space(self, dataset: str) -> SearchSpace:
-        """The candidates that may be offered on ``dataset``."""
+        """The candidates that may be offered on ``dataset`` (never one that was not run)."""
 
     @abc.abstractmethod
     def evaluator(self, dataset: str, seed: int) -> Evaluator:
         """Looks results up for ``dataset``."""
+
+    def splits(self) -> list[str]:
+        """The names accepted by :meth:`datasets`."""
+        return []
+
+    def loss_range(self, dataset: str) -> tuple[float, float] | None:
+        """(best, worst) loss among the candidates offered on ``dataset``, for normalised
+        regret; None when unknown."""
+        return None
+
+    def fidelity(self, dataset: str) -> Fidelity | None:
+        """The budget range on ``dataset`` for a multi-fidelity benchmark, else None."""
+        return None
 
 
 __all__ = [

@@ -65,13 +65,23 @@ def register_benchmarks(register: Any) -> None:
 
 @hookspec
 def register_metadata(register: Any) -> None:
-    """Register loaders of :class:`~automl_core.contracts.MetaData`: ``loader(**params)``."""
+    """Register meta-data sources: ``factory(**params)`` returns a
+    :class:`~automl_core.metastore.MetaDataSource`, whose ``load()`` gives the
+    :class:`~automl_core.contracts.MetaData`. Registering the source class itself is the
+    usual way: its class attributes (package, licence) are shown by ``automl data list``."""
 
 
 @hookspec
 def register_dataset_sources(register: Any) -> None:
     """Register dataset sources: ``register("keel", load)`` where ``load(reference, **options)``
     returns a :class:`~automl_core.dataset.Dataset` for the recipe value ``keel:<reference>``."""
+
+
+@hookspec
+def register_data_commands(register: Any) -> None:
+    """Register sub-commands of ``automl data``: ``register("import-openml", command)`` where
+    ``command(argv: list[str]) -> int`` parses its own arguments (they follow the name on the
+    command line) and returns the exit status. It may raise ``AutoMLError`` for user errors."""
 
 
 @hookspec

