@@ -22,13 +22,18 @@ TASKS = ("classification", "regression")
 @dataclass
 class Dataset:
     """Features as a DataFrame (dtypes kept: ``category``/``object``/``bool`` columns are
-    categorical), a 1-d target, and the task."""
+    categorical), a 1-d target, and the task.
+
+    ``test_rows`` are the rows the source itself sets aside for testing (an OpenML task's
+    split): a run then tests on exactly those instead of drawing ``task.test_size`` rows.
+    """
 
     name: str
     X: pd.DataFrame
     y: np.ndarray
     task: str
     info: dict[str, Any] = field(default_factory=dict)
+    test_rows: np.ndarray | None = None
 
     @property
     def categorical_columns(self) -> list[str]:
@@ -96,4 +101,18 @@ def check_dataset(dataset: Dataset) -> Dataset:
             )
         if not np.all(np.isfinite(series.to_numpy(dtype=float))):
             raise DatasetError(f"{where}: regression target has infinite values")
+    if dataset.test_rows is not None:
+        _check_test_rows(where, np.asarray(dataset.test_rows), len(y))
     return dataset
+
+
+def _check_test_rows(where: str, rows: np.ndarray, n_rows: int) -> None:
+    if rows.ndim != 1 or rows.dtype.kind not in "iu":
+        raise DatasetError(f"{where}: test_rows must be a 1-d array of row numbers")
+    if rows.size and (rows.min() < 0 or rows.max() >= n_rows):
+        raise DatasetError(f"{where}: test_rows holds row numbers outside 0..{n_rows - 1}")
+    if not 0 < len(np.unique(rows)) < n_rows:
+        raise DatasetError(
+            f"{where}: test_rows must leave some rows for training and hold at least one "
+            f"(it has {len(np.unique(rows))} of {n_rows})"
+        )

@@ -147,7 +147,12 @@ class Setup:
 def split_test(
     dataset: Dataset, test_size: float | None, seed: int
 ) -> tuple[Dataset, Dataset | None]:
-    """Hold ``test_size`` of the rows out of the search (stratified for classification)."""
+    """Hold ``test_size`` of the rows out of the search (stratified for classification), or
+    the dataset's own ``test_rows`` when its source defines them."""
+    if dataset.test_rows is not None:
+        test = np.unique(np.asarray(dataset.test_rows, dtype=int))
+        train = np.setdiff1d(np.arange(dataset.n_rows), test)
+        return _rows(dataset, train, "train"), _rows(dataset, test, "test")
     if not test_size:
         return dataset, None
     stratify = dataset.y if dataset.task == "classification" else None
@@ -159,19 +164,19 @@ def split_test(
         train, test = train_test_split(
             np.arange(dataset.n_rows), test_size=test_size, random_state=seed
         )
-    train, test = np.sort(train), np.sort(test)
+    return _rows(dataset, np.sort(train), "train"), _rows(dataset, np.sort(test), "test")
 
-    def part(rows: np.ndarray, suffix: str) -> Dataset:
-        X = dataset.X.iloc[rows].reset_index(drop=True)
-        return Dataset(
-            f"{dataset.name}[{suffix}]",
-            X,
-            np.asarray(dataset.y)[rows],
-            dataset.task,
-            dict(dataset.info),
-        )
 
-    return part(train, "train"), part(test, "test")
+def _rows(dataset: Dataset, rows: np.ndarray, suffix: str) -> Dataset:
+    """The dataset restricted to ``rows``, named ``<name>[<suffix>]``."""
+    X = dataset.X.iloc[rows].reset_index(drop=True)
+    return Dataset(
+        f"{dataset.name}[{suffix}]",
+        X,
+        np.asarray(dataset.y)[rows],
+        dataset.task,
+        dict(dataset.info),
+    )
 
 
 def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None) -> Setup:

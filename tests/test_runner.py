@@ -11,10 +11,11 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from toy_plugin import FixedWarmStarter, toy_recipe
 
-from automl_core.errors import AutoMLError
+from automl_core.dataset import Dataset, check_dataset
+from automl_core.errors import AutoMLError, DatasetError
 from automl_core.history import RunHistory
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, RunError, run
+from automl_core.runner import HISTORY_FILE, RunError, run, split_test
 
 
 def history_of(run_dir):
@@ -207,3 +208,24 @@ def test_lifecycle_hooks_see_every_trial(plugins, tmp_path):
         ("trial", 2),
         ("end", 3),
     ]
+
+
+def test_a_sources_own_test_rows_are_the_test_split(breast_cancer_frame):
+    X, y = breast_cancer_frame
+    dataset = Dataset("bc", X, y, "classification", test_rows=np.arange(0, 569, 5))
+    train, test = split_test(check_dataset(dataset), 0.5, seed=0)  # test_size is ignored
+    assert test.n_rows == 114 and train.n_rows == 455
+    assert test.X.iloc[1].equals(X.iloc[5].rename(1))
+    for bad, message in [
+        (np.arange(569), "must leave some rows for training"),
+        (np.array([0, 600]), "outside 0..568"),
+        (np.array([0.5]), "1-d array of row numbers"),
+    ]:
+        with pytest.raises(DatasetError, match=message):
+            check_dataset(Dataset("bc", X, y, "classification", test_rows=bad))
+
+
+@pytest.fixture
+def breast_cancer_frame():
+    data = load_breast_cancer(as_frame=True)
+    return data.data, data.target.to_numpy()
