@@ -18,7 +18,7 @@ import abc
 import json
 import os
 import shutil
-import tempfile
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +47,9 @@ def save_metadata(metadata: MetaData, folder: Path) -> None:
     """
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    # Not mkdtemp: its 0700 mode would make a cache shared on a cluster unreadable to others.
+    tmp = folder.parent / f".{folder.name}.{uuid.uuid4().hex}"
+    tmp.mkdir()
     try:
         _write_folder(metadata, tmp)
         if folder.exists():
@@ -146,6 +148,8 @@ class MetaDataSource(abc.ABC):
 
     #: The registry package the data comes from (None: the data is already local).
     package: ClassVar[Package | None] = None
+    #: Further packages :meth:`build` reads (e.g. one that names the datasets).
+    extra_packages: ClassVar[tuple[Package, ...]] = ()
     #: Licence of the data, as its authors state it.
     licence: ClassVar[str] = ""
     #: Where the data comes from, in a sentence (paper, repository).
@@ -165,9 +169,15 @@ class MetaDataSource(abc.ABC):
         """The meta-data: converted on first use, read from the cache afterwards."""
         return converted(self.cache_name(), self.build)
 
+    @classmethod
+    def packages(cls) -> tuple[Package, ...]:
+        """Every package the source reads: the main one first."""
+        return ((cls.package,) if cls.package is not None else ()) + cls.extra_packages
+
     def fetch(self) -> Path | None:
-        """Download the package (if any) without converting it."""
-        return self.package.fetch() if self.package is not None else None
+        """Download the packages (if any) without converting; the main package's path."""
+        paths = [package.fetch() for package in self.packages()]
+        return paths[0] if self.package is not None else None
 
     def is_converted(self) -> bool:
         return is_metadata_folder(metadata_dir() / self.cache_name())

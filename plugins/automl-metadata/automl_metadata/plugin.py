@@ -1,0 +1,50 @@
+"""Registers the meta-data sources and their table-lookup benchmarks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from automl_core import hookimpl
+from automl_core.lookup import TableBenchmark
+from automl_core.metastore import MetaDataSource
+from automl_metadata.autosklearn import AutoSklearnMetaData
+from automl_metadata.deeppipe import PMF, TensorOboe
+from automl_metadata.lcdb import LCDB
+from automl_metadata.oboe import Oboe
+
+#: name -> (source, description). The pool sources are also table-lookup benchmarks.
+SOURCES: dict[str, tuple[type[MetaDataSource], str]] = {
+    "pmf": (PMF, "PMF meta-dataset (DeepPipe): 553 datasets x 38,151 sklearn pipelines"),
+    "tensor-oboe": (
+        TensorOboe,
+        "Tensor-OBOE meta-dataset (DeepPipe): 551 datasets x 23,424 five-stage pipelines",
+    ),
+    "oboe": (Oboe, "Oboe: 418 datasets x 219 configurations, dense errors and runtimes"),
+    "lcdb": (LCDB, "LCDB learning curves: 248 datasets x 20 learners, train size as fidelity"),
+    "autosklearn": (
+        AutoSklearnMetaData,
+        "auto-sklearn 0.15.0's meta-data: best configuration and 37 meta-features per dataset",
+    ),
+}
+BENCHMARKS = ("pmf", "tensor-oboe", "oboe", "lcdb")
+
+
+@hookimpl
+def register_metadata(register: Callable[..., None]) -> None:
+    for name, (source, description) in SOURCES.items():
+        register(name, source, description)
+
+
+@hookimpl
+def register_benchmarks(register: Callable[..., None]) -> None:
+    for name in BENCHMARKS:
+        source, description = SOURCES[name]
+        register(name, _benchmark_factory(name, source), f"table lookup: {description}")
+
+
+def _benchmark_factory(name: str, source: type[MetaDataSource]) -> Callable[[], TableBenchmark]:
+    def build() -> TableBenchmark:
+        return TableBenchmark(source().load(), name)
+
+    build.__doc__ = f"The {name!r} table-lookup benchmark (meta-data loaded from the cache)."
+    return build
