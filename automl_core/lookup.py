@@ -2,9 +2,9 @@
 pipelines becomes an objective whose evaluation is a look-up.
 
 A candidate is offered on a dataset only where the meta-data has its loss (a not-run cell
-is never offered), so a strategy's choices are always answerable. For meta-data with
-learning curves (``budgets`` and ``curves``), a trial's budget selects the curve point: the
-loss at the largest stored budget not above the one asked for.
+is never offered), so a strategy's choices are always answerable at the full budget. For
+meta-data with learning curves (``budgets`` and ``curves``), a trial's budget selects the
+curve point: the loss at the largest stored budget not above the one asked for.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from automl_core.contracts import Benchmark, Evaluator, Fidelity, MetaData
 from automl_core.errors import AutoMLError
 from automl_core.space import PoolSpace
 from automl_core.trial import Result, Status, Trial
+
+#: The split every table benchmark has: all its datasets.
+ALL = "all"
 
 
 class TableBenchmark(Benchmark):
@@ -35,21 +38,25 @@ class TableBenchmark(Benchmark):
         self._rows = {dataset: i for i, dataset in enumerate(metadata.datasets)}
 
     def datasets(self, split: str | None = None) -> list[str]:
-        if split is None:
+        """All datasets (``split`` None or ``"all"``), or those of one of the source's splits."""
+        if split is None or (split == ALL and ALL not in self.metadata.splits):
             return list(self.metadata.datasets)
         if split not in self.metadata.splits:
-            known = ", ".join(sorted(self.metadata.splits)) or "(none)"
+            known = ", ".join(self.splits())
             raise AutoMLError(f"benchmark {self.name!r} has no split {split!r}; splits: {known}")
         return list(self.metadata.splits[split])
 
     def splits(self) -> list[str]:
-        return sorted(self.metadata.splits)
+        """The source's own splits, and ``all``."""
+        return sorted({*self.metadata.splits, ALL})
 
     def space(self, dataset: str) -> PoolSpace:
-        observed = np.isfinite(self.metadata.performance[self.row(dataset)])
-        if self.metadata.curves is not None:
-            observed |= np.isfinite(self.metadata.curves[self.row(dataset)]).any(axis=1)
-        return self.pool.restrict(observed)
+        """The candidates with a stored loss at the full budget on ``dataset``.
+
+        With learning curves, a candidate whose curve stops early (it failed or timed out at
+        a larger size) is not offered either: at the full budget there is nothing to look up.
+        """
+        return self.pool.restrict(np.isfinite(self.metadata.performance[self.row(dataset)]))
 
     def evaluator(self, dataset: str, seed: int = 0) -> LookupEvaluator:
         row = self.row(dataset)

@@ -231,6 +231,14 @@ def _data_task(
         raise RecipeError(
             "task.metric", metric_name, f"a {dataset.task} metric", str(error)
         ) from None
+    if dataset.test_rows is not None and recipe.task.test_size:
+        raise RecipeError(
+            "task.test_size",
+            recipe.task.test_size,
+            "no test_size for this dataset",
+            f"{recipe.task.dataset} defines its own test split "
+            f"({len(dataset.test_rows)} rows), which the run uses.",
+        )
     train, test = split_test(dataset, recipe.task.test_size, recipe.seed)
     space_registration = plugins.get("space", recipe.space.name)
     space = space_registration.obj(plugins.components(), **recipe.space.params)

@@ -199,8 +199,9 @@ def test_benchmark_ranges_splits_and_unknown_names(trees):
     best, worst = benchmark.loss_range("digits")
     assert best == np.nanmin(trees.performance[3]) and worst == np.nanmax(trees.performance[3])
     assert benchmark.datasets("test") == ["breast_cancer", "digits"]
-    assert benchmark.splits() == ["test", "train"]
-    with pytest.raises(AutoMLError, match="no split 'valid'; splits: test, train"):
+    assert benchmark.splits() == ["all", "test", "train"]
+    assert benchmark.datasets("all") == trees.datasets
+    with pytest.raises(AutoMLError, match="no split 'valid'; splits: all, test, train"):
         benchmark.datasets("valid")
     with pytest.raises(AutoMLError, match="no dataset 'mnist'"):
         benchmark.space("mnist")

@@ -1,0 +1,39 @@
+"""The automl-core plugin: the ``openml`` and ``openml-task`` dataset sources and the
+``import-openml`` data command.
+
+Found through the ``automl_core`` entry point ``openml``. Nothing here imports the
+``openml`` package: it is imported on the first load, because it takes about 1.5 s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from automl_core import hookimpl
+from automl_openml.importer import import_openml_command
+from automl_openml.sources import load_openml, load_openml_task
+
+
+@hookimpl
+def register_dataset_sources(register: Callable[..., None]) -> None:
+    """Register ``openml`` (a dataset by id) and ``openml-task`` (a task by id)."""
+    register(
+        "openml",
+        load_openml,
+        "an OpenML dataset by id, with its default target, read from the local openml cache",
+    )
+    register(
+        "openml-task",
+        load_openml_task,
+        "an OpenML task by id: its dataset and target; its first split in info['openml_split']",
+    )
+
+
+@hookimpl
+def register_data_commands(register: Callable[..., None]) -> None:
+    """Register ``automl data import-openml DIR``."""
+    register(
+        "import-openml",
+        import_openml_command,
+        "import saved OpenML API responses (scikit-learn's test-data layout) into the cache",
+    )
