@@ -11,11 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from openml_testdata import dataset_dir, task_dir
+import yaml
+from openml_testdata import SKLEARN_OPENML, dataset_dir, task_dir
 from sklearn.model_selection import ShuffleSplit, StratifiedKFold
 
+from automl_core.cli import main
 from automl_core.errors import DatasetError
-from automl_core.runner import split_test
+from automl_core.history import RunHistory
+from automl_core.runner import HISTORY_FILE, split_test
 from automl_core.sources import load_dataset
 from automl_openml.sources import load_openml, load_openml_task
 
@@ -203,3 +206,27 @@ def test_task_without_its_split_file_says_where_and_how(task_cache, network):
     assert (folder / "task.xml").exists()  # what was cached is kept
     with pytest.raises(DatasetError, match=r"numeric id, e\.g\. 'openml-task:61'"):
         load_openml_task("iris-cv")
+
+
+def test_command_line_import_then_run_on_the_tasks_split(empty_cache, tmp_path, capsys):
+    """`automl data import-openml` through the core's CLI, then `automl run` on the task: the
+    final model is scored on exactly the task's 15 test rows."""
+    assert main(["data", "import-openml", str(SKLEARN_OPENML / "id_61")]) == 0
+    assert "openml:61" in capsys.readouterr().out
+    write_task(empty_cache, IRIS_TASK, iris_splits(), **IRIS_XML)
+    recipe = {
+        "name": "task",
+        "task": {"dataset": f"openml-task:{IRIS_TASK}", "metric": "accuracy"},
+        "space": "autosklearn-classification",
+        "budget": {"trials": 2},
+    }
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    assert main(["run", str(path), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    assert "test accuracy" in capsys.readouterr().out
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        assert history.get_meta("dataset")["train_rows"] == 135
+    recipe["task"]["test_size"] = 0.2
+    path.write_text(yaml.safe_dump(recipe))
+    assert main(["run", str(path), "--out", str(tmp_path / "run2"), "--quiet"]) == 2
+    assert "defines its own test split (15 rows)" in capsys.readouterr().err
