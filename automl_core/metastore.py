@@ -154,6 +154,9 @@ class MetaDataSource(abc.ABC):
     licence: ClassVar[str] = ""
     #: Where the data comes from, in a sentence (paper, repository).
     provenance: ClassVar[str] = ""
+    #: Bumped when :meth:`build` changes what it produces, so that caches converted by an
+    #: older version are rebuilt rather than read.
+    conversion: ClassVar[int] = 1
 
     @abc.abstractmethod
     def build(self) -> MetaData:
@@ -163,7 +166,8 @@ class MetaDataSource(abc.ABC):
         """The folder name of the converted data under ``<cache>/metadata/``."""
         package = self.package
         base = type(self).__name__.lower()
-        return f"{base}-{package.version}" if package is not None else base
+        name = f"{base}-{package.version}" if package is not None else base
+        return name if self.conversion == 1 else f"{name}-c{self.conversion}"
 
     def load(self) -> MetaData:
         """The meta-data: converted on first use, read from the cache afterwards."""

@@ -25,6 +25,8 @@ from automl_core.errors import AutoMLError, DatasetError, RecipeError
 from automl_core.lookup import TableBenchmark
 from automl_core.metastore import (
     FolderMetaData,
+    MetaDataSource,
+    Package,
     converted,
     is_metadata_folder,
     load_metadata,
@@ -335,3 +337,22 @@ def test_folder_source_reads_in_place(trees_folder):
     source = FolderMetaData(str(trees_folder))
     assert source.is_converted() and source.fetch() is None
     assert source.load().shape == (4, 6)
+
+
+def test_a_sources_conversion_version_names_its_cache_folder(trees, tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
+
+    class Trees(MetaDataSource):
+        package = Package("trees-data", "1.0")
+
+        def build(self) -> MetaData:
+            return trees
+
+    class TreesV2(Trees):
+        conversion = 2
+
+    assert Trees().cache_name() == "trees-1.0" and TreesV2().cache_name() == "treesv2-1.0-c2"
+    assert Trees().packages() == (Package("trees-data", "1.0"),)
+    assert not Trees().is_converted()
+    assert Trees().load().shape == (4, 6) and Trees().is_converted()
+    assert not TreesV2().is_converted()

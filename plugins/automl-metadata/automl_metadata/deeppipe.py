@@ -35,10 +35,13 @@ reducers x 183 estimators -- in the order of :func:`itertools.product` over the 
 algorithms and their hyper-parameter values. That order is checked, not assumed: the error
 matrix equals Oboe's own error tensor (``oboe`` 0.2.0, shape 551 x 4 x 2 x 2 x 8 x 183) cell
 for cell, and each algorithm's encoding block is a one-to-one function of its
-hyper-parameters. ``list_for_selector`` is coarser than the settings: encoder and
-standardizer are one algorithm each (a 0/1 column), "no reducer" shares a block with
-VarianceThreshold, and GaussianNB shares one with Perceptron; the descriptions tell them
-apart. The JSON names no datasets; Oboe names its tensor's rows in
+hyper-parameters. ``list_for_selector`` is coarser than the algorithms: encoder and
+standardizer are one block each (a 0/1 column), "no reducer" shares a block with
+VarianceThreshold, and GaussianNB shares one with Perceptron. So the pool's ``stage_choices``
+are the algorithms the descriptions name (``info["stage_choice_names"]``: 1 imputer, 2
+encoders, 2 standardizers, 4 reducers, 11 estimators, "none" counted as a choice), as tree
+search needs, and DeepPipe's selector is kept in ``info["list_for_selector"]``.
+The JSON names no datasets; Oboe names its tensor's rows in
 ``oboe/defaults/TensorOboe/training_index.pkl`` (551 OpenML ids), read here without
 unpickling (:func:`read_int_list_pickle`). ``tasks_index`` holds five folds; DeepPipe's run
 ``s`` validates on fold ``s``, tests on fold ``s + 1`` (mod 5), with ``init_ids`` of that
@@ -159,6 +162,8 @@ class TensorOboe(MetaDataSource):
     package = DEEPPIPE_PACKAGE
     #: Oboe's package names the datasets: the DeepPipe file gives row numbers only.
     extra_packages = (OBOE_PACKAGE,)
+    #: 2: stage choices are the algorithms, DeepPipe's selector is in info.
+    conversion = 2
     licence = LICENCE + "; the dataset ids: BSD-3-Clause (oboe, Copyright (c) 2021 Chengrun Yang)"
     provenance = (
         "DeepPipe's copy (Pineda Arango & Grabocka, KDD 2023) of the Tensor-OBOE error tensor "
@@ -175,12 +180,14 @@ class TensorOboe(MetaDataSource):
         where = f"{archive.name}:{TENSOR_OBOE_FILE}"
         tables = read_tables(raw, where, n_datasets=len(datasets))
         folds = tuple(f"fold{k}" for k in range(TENSOR_OBOE_FOLDS))
+        descriptions = describe_tensor_oboe_pipelines(space, tables.selector, archive)
+        choices, choice_names = algorithm_choices(descriptions, TENSOR_OBOE_STAGES)
         pool = PoolSpace(
             name="tensor-oboe",
             encodings=tables.pipelines,
             stage_names=TENSOR_OBOE_STAGES,
-            stage_choices=tables.selector,
-            descriptions=describe_tensor_oboe_pipelines(space, tables.selector, archive),
+            stage_choices=choices,
+            descriptions=descriptions,
         )
         return MetaData(
             datasets=datasets,
@@ -192,6 +199,9 @@ class TensorOboe(MetaDataSource):
             info={
                 **tables.structure(),
                 "init_ids": warm_starts(raw, datasets, folds, tables, where),
+                "stage_choice_names": choice_names,
+                # DeepPipe's encoder per stage, coarser than the algorithm (see above).
+                "list_for_selector": tables.selector.tolist(),
                 "licence": self.licence,
                 "source": f"{self.package}: {TENSOR_OBOE_FILE} and {TENSOR_OBOE_SPACE_FILE}; "
                 f"{OBOE_PACKAGE}: {TRAINING_INDEX_FILE}",
@@ -450,6 +460,21 @@ def tensor_oboe_settings(space: dict[str, Any], where: str) -> list[list[dict[st
                 )
         settings.append(choices)
     return settings
+
+
+def algorithm_choices(
+    descriptions: list[dict[str, Any]], stages: tuple[str, ...]
+) -> tuple[np.ndarray, dict[str, list[str]]]:
+    """Per pipeline and stage, the index of its algorithm among the stage's algorithms (sorted,
+    ``"none"`` first when a stage may be skipped), and those names per stage."""
+    names: dict[str, list[str]] = {}
+    choices = np.empty((len(descriptions), len(stages)), dtype=np.int64)
+    for s, stage in enumerate(stages):
+        chosen = [str(d[stage]["algorithm"] or "none") for d in descriptions]
+        names[stage] = sorted(set(chosen), key=lambda name: (name != "none", name))
+        position = {name: i for i, name in enumerate(names[stage])}
+        choices[:, s] = [position[name] for name in chosen]
+    return choices, names
 
 
 def describe_tensor_oboe_pipelines(

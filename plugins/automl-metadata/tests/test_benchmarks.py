@@ -122,3 +122,16 @@ def test_data_list_and_show_name_the_real_sources(capsys):
     out = capsys.readouterr().out
     assert "datasets x configurations: 553 x 38151" in out
     assert "split test: 89 datasets" in out and "split validation: 15 datasets" in out
+
+
+def test_data_fetch_reads_a_converted_source_and_list_prints_a_table(capsys):
+    assert main(["data", "fetch", "oboe"]) == 0
+    out = capsys.readouterr().out
+    assert "oboe: package " in out and "oboe-0.2.0-py3-none-any.whl" in out
+    assert "oboe: read 418 datasets x 219 configurations" in out
+    assert main(["data", "list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert lines["oboe"].split()[1:5] == ["oboe==0.2.0", "53", "yes", "yes"]
+    assert "tensor-oboe" in lines and "autosklearn" in lines
+    assert main(["data", "show", "autosklearn", "-p", "folder=nope"]) == 2
+    assert "nope" in capsys.readouterr().err

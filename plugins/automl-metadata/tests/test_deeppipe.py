@@ -190,9 +190,16 @@ def test_tensor_oboe_pool_has_five_stages(tensor_oboe: MetaData) -> None:
     assert pool.encodings.shape == (23424, 37)
     assert pool.stage_names == ("imputer", "encoder", "standardizer", "dim_reducer", "estimator")
     # DeepPipe's encoder blocks per stage (list_for_selector) ...
-    blocks = [len(np.unique(pool.stage_choices[:, s])) for s in range(5)]
-    assert blocks == [1, 1, 1, 3, 10]
-    # ... are coarser than the settings the descriptions name: 4 x 2 x 2 x 8 x 183.
+    selector = np.asarray(tensor_oboe.info["list_for_selector"])
+    assert [len(np.unique(selector[:, s])) for s in range(5)] == [1, 1, 1, 3, 10]
+    # ... are coarser than the algorithms, which are the stage choices ...
+    names = tensor_oboe.info["stage_choice_names"]
+    assert [len(np.unique(pool.stage_choices[:, s])) for s in range(5)] == [1, 2, 2, 4, 11]
+    assert names["dim_reducer"] == ["none", "PCA", "SelectKBest", "VarianceThreshold"]
+    for j in (0, 5000, 23423):
+        chosen = pool.describe({"candidate": j})["estimator"]["algorithm"]
+        assert names["estimator"][pool.stage_choices[j, 4]] == chosen
+    # ... and coarser still than the settings the descriptions name: 4 x 2 x 2 x 8 x 183.
     settings = [
         len({json.dumps(d[stage], sort_keys=True) for d in pool.descriptions})
         for stage in pool.stage_names
@@ -238,7 +245,7 @@ def test_tensor_oboe_descriptions_agree_with_the_encodings(tensor_oboe: MetaData
         np.testing.assert_array_equal(pool.encodings[:, column], used)
     # KNN's block holds n_neighbors / 15 and p / 2 (each scaled by its largest value).
     knn = [j for j, d in enumerate(pool.descriptions) if d["estimator"]["algorithm"] == "KNN"]
-    start, _ = block_columns(tensor_oboe, 4, int(pool.stage_choices[knn[0], 4]))
+    start, _ = block_columns(tensor_oboe, 4, int(selector_of(tensor_oboe)[knn[0], 4]))
     hyper = [pool.descriptions[j]["estimator"]["hyperparameters"] for j in knn]
     np.testing.assert_allclose(pool.encodings[knn, start], [h["n_neighbors"] / 15 for h in hyper])
     np.testing.assert_allclose(pool.encodings[knn, start + 1], [h["p"] / 2 for h in hyper])
@@ -275,7 +282,7 @@ def test_tensor_oboe_matches_the_json_text(tensor_oboe: MetaData, tensor_oboe_te
     small = small_fields(tensor_oboe_text)
     for k, rows in enumerate(small["tasks_index"]):
         assert tensor_oboe.splits[f"fold{k}"] == [tensor_oboe.datasets[i] for i in rows]
-    np.testing.assert_array_equal(pool.stage_choices, small["list_for_selector"])
+    np.testing.assert_array_equal(tensor_oboe.info["list_for_selector"], small["list_for_selector"])
     row, design = next(iter(small["init_ids"][2].items()))
     assert tensor_oboe.info["init_ids"]["fold2"][tensor_oboe.datasets[int(row)]] == design
 
@@ -358,19 +365,29 @@ def block_columns(metadata: MetaData, stage: int, choice: int) -> tuple[int, int
     return domain[algorithm], domain[algorithm + 1]
 
 
+def selector_of(metadata: MetaData) -> np.ndarray:
+    """DeepPipe's encoder per stage: Tensor-OBOE keeps it in info (its stage choices are the
+    finer algorithms); for PMF the two coincide."""
+    assert metadata.pool is not None and metadata.pool.stage_choices is not None
+    if "list_for_selector" in metadata.info:
+        return np.asarray(metadata.info["list_for_selector"])
+    return metadata.pool.stage_choices
+
+
 def assert_blocks_belong_to_their_algorithms(metadata: MetaData) -> None:
     """Outside the pipelines that use an algorithm, its encoding block is one constant
     pattern (zeros, or flags saying "inactive"): the block describes that algorithm only."""
     pool = metadata.pool
     assert pool is not None and pool.stage_choices is not None and pool.descriptions is not None
+    selector = selector_of(metadata)
     for stage, algorithms in enumerate(metadata.info["stage_algorithms"]):
         name = pool.stage_names[stage]
         for choice in range(len(algorithms)):
             start, stop = block_columns(metadata, stage, choice)
-            others = pool.encodings[pool.stage_choices[:, stage] != choice, start:stop]
+            others = pool.encodings[selector[:, stage] != choice, start:stop]
             assert len(np.unique(others, axis=0)) <= 1, (name, choice)
             if "encoding_columns" in pool.descriptions[0][name]:
-                users = np.flatnonzero(pool.stage_choices[:, stage] == choice)
+                users = np.flatnonzero(selector[:, stage] == choice)
                 assert pool.descriptions[users[0]][name]["encoding_columns"] == [start, stop]
 
 
