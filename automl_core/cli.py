@@ -164,7 +164,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     with RunHistory(path) as history:
         trials = history.trials()
         metric = history.get_meta("metric", "loss")
-        dataset = history.get_meta("dataset", {}).get("name", "?")
+        benchmark = history.get_meta("benchmark")
+        dataset = (
+            f"{benchmark['name']}:{benchmark['dataset']}"
+            if benchmark
+            else history.get_meta("dataset", {}).get("name", "?")
+        )
         summary = history.get_meta("summary")
     statuses: dict[str, int] = {}
     for t in trials:

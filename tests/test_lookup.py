@@ -251,7 +251,7 @@ def test_numeric_dataset_ids_are_read_as_strings(tmp_path):
     assert recipe.task.dataset == "1049" and recipe.space is None
 
 
-def test_run_on_a_benchmark_dataset(trees_folder, plugins, tmp_path):
+def test_run_on_a_benchmark_dataset(trees_folder, plugins, tmp_path, capsys):
     recipe = parse_recipe(benchmark_recipe(trees_folder, dataset="digits"))
     summary = run(recipe, tmp_path / "run", plugins=plugins)
     assert summary.n_trials == 4 and summary.model_path is None
@@ -262,6 +262,8 @@ def test_run_on_a_benchmark_dataset(trees_folder, plugins, tmp_path):
     expected = normalised_regret(summary.best_loss, *TableBenchmark(trees).loss_range("digits"))
     assert found["normalised_regret"] == pytest.approx(expected)
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["benchmark"] == found
+    assert main(["show", str(tmp_path / "run")]) == 0
+    assert "4 trials on table:digits, metric error rate" in capsys.readouterr().out
 
 
 def test_the_whole_pool_is_searched_then_the_space_is_exhausted(trees_folder, plugins, tmp_path):
