@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automl_core.space import PoolSpace, SearchSpace
+from automl_core.space import EncodingColumn, PoolSpace, SearchSpace
 from automl_core.trial import Candidate, Config, Result, Trial
 
 # ---------------------------------------------------------------------------------------------
@@ -160,6 +160,10 @@ class Surrogate(abc.ABC):
     @abc.abstractmethod
     def predict(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Predicted mean and standard deviation of the loss at each row of ``X``."""
+
+    def prepare(self, columns: Sequence[EncodingColumn]) -> None:  # noqa: B027
+        """Told once, before the first ``fit``, what each column of ``X`` holds (categorical or
+        numeric, conditional or not), so that e.g. a GP can one-hot encode categoricals."""
 
     def meta_fit(self, metadata: MetaData, space: SearchSpace) -> None:  # noqa: B027
         """Pre-train on other datasets (DeepPipe, shared latent space); optional."""
