@@ -1,0 +1,62 @@
+"""Acquisition functions: how promising a candidate is, given the surrogate's prediction.
+
+Every function returns a score to *maximise*, from the predicted mean and standard deviation
+of the loss (lower loss is better) and the best loss observed so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy.stats import norm
+
+#: ``acquisition(mean, std, best) -> score`` (higher is more promising).
+Acquisition = Callable[[np.ndarray, np.ndarray, float], np.ndarray]
+
+#: Below this predicted standard deviation a candidate is treated as certain.
+MIN_STD = 1e-12
+
+
+def expected_improvement(xi: float = 0.0) -> Acquisition:
+    """EI: the expected amount by which a candidate's loss falls below ``best - xi``."""
+
+    def score(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
+        std = np.maximum(std, MIN_STD)
+        improvement = best - xi - mean
+        z = improvement / std
+        return improvement * norm.cdf(z) + std * norm.pdf(z)
+
+    return score
+
+
+def probability_of_improvement(xi: float = 0.0) -> Acquisition:
+    """PI: the probability that a candidate's loss falls below ``best - xi``."""
+
+    def score(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
+        return norm.cdf((best - xi - mean) / np.maximum(std, MIN_STD))
+
+    return score
+
+
+def lower_confidence_bound(kappa: float = 2.0) -> Acquisition:
+    """LCB: an optimistic estimate ``mean - kappa * std``, negated so that higher is better."""
+
+    def score(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
+        return -(mean - kappa * std)
+
+    return score
+
+
+ACQUISITIONS = {"ei": expected_improvement, "pi": probability_of_improvement}
+ACQUISITIONS_WITH_KAPPA = {"lcb": lower_confidence_bound}
+
+
+def make_acquisition(name: str, xi: float = 0.0, kappa: float = 2.0) -> Acquisition:
+    """The acquisition function named ``ei``, ``pi`` or ``lcb``."""
+    if name in ACQUISITIONS:
+        return ACQUISITIONS[name](xi)
+    if name in ACQUISITIONS_WITH_KAPPA:
+        return ACQUISITIONS_WITH_KAPPA[name](kappa)
+    known = ", ".join([*ACQUISITIONS, *ACQUISITIONS_WITH_KAPPA])
+    raise ValueError(f"unknown acquisition {name!r}; one of {known}")

@@ -1,0 +1,119 @@
+"""Maximising the acquisition over a space: the whole pool, or random sampling plus local
+search (SMAC's recipe), always on encoded rows.
+
+Decoding a row into a configuration is the expensive step on large conditional spaces, so the
+optimisers only score rows and return them ranked; the strategy decodes from the top until it
+finds a configuration it has not proposed yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from automl_core.space import PoolSpace
+
+#: ``score(rows) -> acquisition values`` (higher is more promising).
+Score = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Candidate rows, best first, with their acquisition values and where they came from."""
+
+    rows: np.ndarray
+    scores: np.ndarray
+    origins: list[str]
+
+    @classmethod
+    def of(
+        cls, rows: np.ndarray, scores: np.ndarray, origins: list[str], rng: np.random.Generator
+    ) -> Ranked:
+        order = best_first(scores, rng)
+        return cls(rows[order], scores[order], [origins[i] for i in order])
+
+
+def best_first(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Indices sorting ``scores`` from highest to lowest, ties in random order.
+
+    Ties are common -- a random forest's trees often agree, and EI is then exactly 0 for
+    every candidate predicted worse than the best -- and breaking them by position would
+    steer the search to the start of the pool or of the sampled batch.
+    """
+    return np.lexsort((rng.permutation(len(scores)), -scores))
+
+
+def rank_pool(
+    space: PoolSpace, score: Score, excluded: set[int], rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """The offered candidates not in ``excluded``, best first: (candidate indices, scores).
+
+    A pool is finite, so the acquisition is maximised exactly by scoring every candidate.
+    """
+    assert space.available is not None
+    offered = np.flatnonzero(space.available)
+    if excluded:
+        offered = offered[~np.isin(offered, np.fromiter(excluded, dtype=int))]
+    if offered.size == 0:
+        return offered, np.empty(0)
+    scores = score(space.encodings[offered])
+    order = best_first(scores, rng)
+    return offered[order], scores[order]
+
+
+@dataclass(frozen=True)
+class LocalSearch:
+    """Random candidates plus greedy local search from the most promising points.
+
+    ``n_random`` configurations are sampled and scored; climbs start from the best observed
+    configurations (``starts``) and the best-scoring random ones, ``n_starts`` in all. Each
+    step scores the one-exchange neighbours of every climber at once and moves a climber to
+    its best neighbour while that improves the acquisition, for at most ``max_steps`` steps.
+    Everything scored on the way is a candidate.
+    """
+
+    n_random: int = 256
+    n_starts: int = 4
+    max_steps: int = 5
+    neighbours_per_number: int = 2
+
+    def rank(
+        self, space: Any, score: Score, starts: np.ndarray, rng: np.random.Generator
+    ) -> Ranked:
+        random_rows = space.sample_vectors(rng, self.n_random)
+        random_scores = score(random_rows)
+        rows, scores = [random_rows], [random_scores]
+        origins = ["random"] * len(random_rows)
+        best_random = random_rows[best_first(random_scores, rng)]
+        climbers = (
+            np.vstack([starts, best_random])[: self.n_starts]
+            if len(starts)
+            else best_random[: self.n_starts]
+        )
+        climber_scores = score(climbers)
+        for _ in range(self.max_steps):
+            moved = False
+            neighbourhoods = [
+                space.neighbour_vectors(row, rng, self.neighbours_per_number) for row in climbers
+            ]
+            sizes = [len(n) for n in neighbourhoods]
+            if not sum(sizes):
+                break
+            stacked = np.vstack([n for n in neighbourhoods if len(n)])
+            stacked_scores = score(stacked)
+            rows.append(stacked)
+            scores.append(stacked_scores)
+            origins += ["local"] * len(stacked)
+            offset = 0
+            for i, size in enumerate(sizes):
+                if size:
+                    j = offset + int(np.argmax(stacked_scores[offset : offset + size]))
+                    if stacked_scores[j] > climber_scores[i]:
+                        climbers[i], climber_scores[i], moved = stacked[j], stacked_scores[j], True
+                offset += size
+            if not moved:
+                break
+        return Ranked.of(np.vstack(rows), np.concatenate(scores), origins, rng)

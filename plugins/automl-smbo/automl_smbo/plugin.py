@@ -1,0 +1,18 @@
+"""Registers the ``smbo`` search strategy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from automl_core import hookimpl
+from automl_smbo.strategy import SMBO
+
+
+@hookimpl
+def register_search_strategies(register: Callable[..., None]) -> None:
+    register(
+        "smbo",
+        SMBO,
+        "SMAC-style model-based search: the recipe's surrogate, EI/PI/LCB, local + random "
+        "acquisition optimisation, interleaved random configurations",
+    )

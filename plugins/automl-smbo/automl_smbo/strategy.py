@@ -1,0 +1,195 @@
+"""SMBO: SMAC's loop with whatever surrogate the recipe names.
+
+Each ``ask`` after the initial design fits the surrogate on the observed (configuration, loss)
+pairs -- plus a *constant lie* for every trial still running, so that several asks before a
+tell do not all chase the same point -- and proposes the configuration that maximises the
+acquisition function. A set fraction of asks are plain random configurations, which keeps the
+search from trusting a wrong model forever (SMAC's interleaved random design).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
+from automl_core.errors import InvalidConfigurationError
+from automl_core.space import PoolSpace
+from automl_core.trial import Candidate, Config, Result, Trial
+from automl_smbo.acquisition import make_acquisition
+from automl_smbo.optimizer import LocalSearch, rank_pool
+
+log = logging.getLogger(__name__)
+
+PENDING_LIES = ("mean", "min", "max")
+
+
+class SMBO(SearchStrategy):
+    """Sequential model-based optimisation over pipeline spaces and pools.
+
+    Parameters:
+        acquisition: ``ei`` (expected improvement), ``pi`` or ``lcb``.
+        xi: EI/PI's improvement margin; kappa: LCB's exploration weight.
+        initial_design: configurations proposed before the model is used (the warm start's
+            configurations count towards it, then the space's default, then random ones).
+        random_fraction: probability that an ask after the initial design is random.
+        pending_lie: the loss assumed for running trials: the ``mean``, ``min`` or ``max``
+            of the observed losses (constant liar).
+        n_random, n_starts, max_steps, neighbours_per_number: the acquisition optimiser on
+            pipeline spaces (see :class:`~automl_smbo.optimizer.LocalSearch`); pools are
+            scored whole.
+    """
+
+    def __init__(
+        self,
+        acquisition: str = "ei",
+        xi: float = 0.0,
+        kappa: float = 2.0,
+        initial_design: int = 10,
+        random_fraction: float = 0.2,
+        pending_lie: str = "mean",
+        n_random: int = 256,
+        n_starts: int = 4,
+        max_steps: int = 5,
+        neighbours_per_number: int = 2,
+    ) -> None:
+        if not 0 <= random_fraction <= 1:
+            raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
+        if pending_lie not in PENDING_LIES:
+            raise ValueError(f"pending_lie must be one of {PENDING_LIES}, got {pending_lie!r}")
+        if initial_design < 1:
+            raise ValueError(f"initial_design must be at least 1, got {initial_design}")
+        self.acquisition_name = acquisition
+        self.acquisition = make_acquisition(acquisition, xi=xi, kappa=kappa)
+        self.initial_design = initial_design
+        self.random_fraction = random_fraction
+        self.pending_lie = pending_lie
+        self.local_search = LocalSearch(n_random, n_starts, max_steps, neighbours_per_number)
+
+    # -- set-up ------------------------------------------------------------------------------
+    def setup(self, context: SearchContext) -> None:
+        super().setup(context)
+        if context.surrogate_factory is None:
+            raise ValueError(
+                "smbo needs a surrogate: name one in the recipe, e.g. "
+                "search: {strategy: smbo, surrogate: rf}"
+            )
+        self.space = context.space
+        self.is_pool = isinstance(context.space, PoolSpace)
+        self.rng = np.random.default_rng(context.seed)
+        self.surrogate: Surrogate = context.surrogate_factory()
+        if hasattr(self.space, "columns"):
+            self.surrogate.prepare(self.space.columns())
+        self.seen: set[str] = set()
+        self.claimed_candidates: set[int] = set()
+        self.observed: dict[str, tuple[np.ndarray, float]] = {}
+        self.pending: dict[str, np.ndarray] = {}
+        self.queue = self._initial_queue(context)
+
+    def _initial_queue(self, context: SearchContext) -> list[Candidate]:
+        queue = []
+        for config in context.warm_start.configs if context.warm_start else []:
+            try:
+                queue.append(Candidate(self.space.validate(config), origin="warmstart"))
+            except InvalidConfigurationError as error:
+                log.warning("skipping a warm-start configuration: %s", error)
+        if not self.is_pool and hasattr(self.space, "default"):
+            queue.append(Candidate(self.space.default(), origin="default"))
+        missing = self.initial_design - len(queue)
+        if missing > 0:
+            queue += [Candidate(c, origin="initial") for c in self.space.sample(self.rng, missing)]
+        return queue
+
+    # -- ask ---------------------------------------------------------------------------------
+    def ask(self) -> Candidate | None:
+        while self.queue:
+            candidate = self.queue.pop(0)
+            if self._claim(candidate.config):
+                return candidate
+        if len(self.observed) < 2 or self.rng.random() < self.random_fraction:
+            return self._random()
+        return self._model_based() or self._random()
+
+    def _random(self) -> Candidate | None:
+        for _ in range(50):
+            batch = self.space.sample(self.rng, 16)
+            for config in batch:
+                if self._claim(config):
+                    return Candidate(config, origin="random")
+            if not batch:
+                break
+        return None
+
+    def _model_based(self) -> Candidate | None:
+        score = self._fit_and_score()
+        if self.is_pool:
+            indices, _ = rank_pool(self.space, score, self.claimed_candidates, self.rng)
+            for index in indices[:1]:
+                config = {"candidate": int(index)}
+                if self._claim(config):
+                    return Candidate(config, origin="acquisition")
+            return None
+        ranked = self.local_search.rank(self.space, score, self._best_rows(), self.rng)
+        for row, origin in zip(ranked.rows, ranked.origins, strict=True):
+            config = self.space.decode(row)
+            if self._claim(config):
+                return Candidate(config, origin=f"acquisition-{origin}")
+        return None
+
+    def _fit_and_score(self) -> Any:
+        rows = [vector for vector, _ in self.observed.values()]
+        losses = np.array([loss for _, loss in self.observed.values()], dtype=float)
+        losses = _finite(losses)
+        if self.pending:
+            lie = {"mean": losses.mean, "min": losses.min, "max": losses.max}[self.pending_lie]()
+            rows += list(self.pending.values())
+            losses = np.concatenate([losses, np.full(len(self.pending), lie)])
+        self.surrogate.fit(np.vstack(rows), losses)
+        best = float(losses[: len(self.observed)].min())
+
+        def score(candidates: np.ndarray) -> np.ndarray:
+            mean, std = self.surrogate.predict(candidates)
+            return self.acquisition(np.asarray(mean), np.asarray(std), best)
+
+        return score
+
+    def _best_rows(self) -> np.ndarray:
+        """The encoded configurations with the lowest observed losses: climbs start there."""
+        ordered = sorted(self.observed.values(), key=lambda item: item[1])
+        rows = [vector for vector, _ in ordered[: self.local_search.n_starts // 2 or 1]]
+        return np.vstack(rows) if rows else np.empty((0, 0))
+
+    def _claim(self, config: Config) -> bool:
+        """Mark ``config`` as proposed (and running); False if it was proposed before."""
+        key = self.space.key(config)
+        if key in self.seen:
+            return False
+        self._remember(key, config)
+        self.pending[key] = self.space.encode([config])[0]
+        return True
+
+    def _remember(self, key: str, config: Config) -> None:
+        self.seen.add(key)
+        if self.is_pool:
+            self.claimed_candidates.add(int(config["candidate"]))
+
+    # -- tell --------------------------------------------------------------------------------
+    def tell(self, trial: Trial, result: Result) -> None:
+        key = self.space.key(trial.config)
+        vector = self.pending.pop(key, None)
+        if vector is None:  # a result replayed on resume, or from another strategy
+            vector = self.space.encode([trial.config])[0]
+        self._remember(key, trial.config)
+        self.observed[key] = (vector, result.loss if result.ok else np.inf)
+
+
+def _finite(losses: np.ndarray) -> np.ndarray:
+    """Failed trials (infinite loss) count as the worst finite loss seen (SMAC's crash cost),
+    so that the surrogate learns to avoid them without an infinite target."""
+    finite = np.isfinite(losses)
+    if finite.all():
+        return losses
+    worst = losses[finite].max() if finite.any() else 1.0
+    return np.where(finite, losses, worst)
