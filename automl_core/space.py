@@ -342,8 +342,9 @@ class PipelineSpace:
         """``n`` random configurations, encoded (as :meth:`encode` would)."""
         space = self.configspace
         space.seed(int(rng.integers(2**31 - 1)))
-        sampled = space.sample_configuration(n)
-        configurations = [sampled] if isinstance(sampled, Configuration) else sampled
+        # ConfigSpace returns a bare Configuration when no size is given
+        one = n == 1
+        configurations = [space.sample_configuration()] if one else space.sample_configuration(n)
         return _vectors([c.get_array() for c in configurations], len(space))
 
     def neighbour_vectors(

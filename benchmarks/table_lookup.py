@@ -1,12 +1,19 @@
-"""Search strategies on a table-lookup benchmark suite, through the real run loop.
+"""Search strategies on a table-lookup benchmark, through the real run loop.
 
-Each strategy runs ``--trials`` trials on every dataset of the benchmark's split (one run
-folder per dataset, SQLite history and all, exactly as ``automl run`` does with
-``task: {benchmark: ..., suite: ...}``), for each seed. Prints the wall time of each suite and
-the mean normalised regret of the best trial so far after 1, 5, 10, 25, 50, 100... trials
-(regret normalised per dataset by the best and worst stored losses; lower is better).
+Each strategy runs ``--trials`` trials on each of the first ``--datasets`` datasets of the
+benchmark's split (one run folder per dataset, SQLite history and all, exactly as
+``automl run`` with ``task: {benchmark: ..., dataset: ...}``), for each seed. A strategy is
+written ``NAME`` or ``NAME:SURROGATE`` (``random``, ``smbo:rf``, ``smbo:gp``, ``smac3``,
+``optuna-tpe``). Prints, after 1, 5, 10, 25, 50, 100... trials:
+
+- the mean normalised regret of the best trial so far, ``(best found - best stored) /
+  (worst stored - best stored)`` per dataset, averaged over datasets and seeds;
+- the mean rank of each strategy (1 = best; ties share the mean rank) per (dataset, seed);
+- the wall time of each strategy's runs.
 
     python benchmarks/table_lookup.py --benchmark pmf --split test --trials 100 --seeds 0
+    python benchmarks/table_lookup.py --benchmark tensor-oboe --split fold0 --datasets 30 \\
+        --strategies random smbo:rf smbo:gp smac3 optuna-tpe --seeds 0 1 2
 """
 
 from __future__ import annotations
@@ -18,13 +25,20 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import rankdata
 
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, normalised_regret, run_suite
+from automl_core.runner import HISTORY_FILE, normalised_regret, run
 
 CHECKPOINTS = (1, 5, 10, 25, 50, 100, 200, 500)
+
+
+def search_section(spec: str) -> dict:
+    """``smbo:rf`` -> ``{strategy: smbo, surrogate: rf}``."""
+    strategy, _, surrogate = spec.partition(":")
+    return {"strategy": strategy, **({"surrogate": surrogate} if surrogate else {})}
 
 
 def regret_curve(run_dir: Path, best: float, worst: float, trials: int) -> np.ndarray:
@@ -33,61 +47,86 @@ def regret_curve(run_dir: Path, best: float, worst: float, trials: int) -> np.nd
         losses = [t.loss for t in history.trials(finished_only=True)]
     running = np.minimum.accumulate(np.asarray(losses, dtype=float))
     regrets = np.array([normalised_regret(loss, best, worst) for loss in running])
-    padded = np.full(trials, regrets[-1] if len(regrets) else 1.0)
+    padded = np.full(trials, regrets[-1] if len(regrets) else np.inf)
     padded[: len(regrets)] = regrets[:trials]
     return padded
 
 
-def one_suite(benchmark: str, split: str, strategy: str, trials: int, seed: int, plugins):
-    recipe = parse_recipe(
-        {
-            "name": f"{benchmark}-{strategy}",
-            "task": {"benchmark": benchmark, "suite": split},
-            "search": strategy,
-            "budget": {"trials": trials},
-            "seed": seed,
-        }
-    )
-    with tempfile.TemporaryDirectory() as folder:
-        started = time.perf_counter()
-        suite = run_suite(recipe, Path(folder) / "suite", plugins=plugins)
-        seconds = time.perf_counter() - started
-        curves = [
-            regret_curve(
-                Path(summary.run_dir),
-                summary.benchmark["best_possible"],
-                summary.benchmark["worst_possible"],
-                trials,
-            )
-            for summary in suite.runs.values()
-        ]
-    return seconds, len(suite.runs), np.mean(curves, axis=0)
+def curves_of(spec, benchmark_name, benchmark, datasets, trials, seed, plugins, folder):
+    """(datasets x trials) regret curves of one strategy and seed, and the wall time."""
+    curves = []
+    started = time.perf_counter()
+    for dataset in datasets:
+        recipe = parse_recipe(
+            {
+                "name": spec.replace(":", "-"),
+                "task": {"benchmark": benchmark_name, "dataset": dataset},
+                "search": search_section(spec),
+                "budget": {"trials": trials},
+                "seed": seed,
+            }
+        )
+        run_dir = folder / f"{spec.replace(':', '-')}-{seed}-{dataset}"
+        summary = run(recipe, run_dir, plugins=plugins, benchmark=benchmark)
+        best, worst = summary.benchmark["best_possible"], summary.benchmark["worst_possible"]
+        curves.append(regret_curve(run_dir, best, worst, trials))
+    return np.vstack(curves), time.perf_counter() - started
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--benchmark", default="pmf")
     parser.add_argument("--split", default="test")
+    parser.add_argument("--datasets", type=int, default=0, help="first N datasets (0: all)")
     parser.add_argument("--strategies", nargs="+", default=["random"])
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     args = parser.parse_args()
     plugins = load_plugins()
     started = time.perf_counter()
-    plugins.create("benchmark", args.benchmark)  # loads (and on first use converts) the data
-    print(f"# {args.benchmark}: meta-data loaded in {time.perf_counter() - started:.1f}s")
-    print(f"# {platform.processor() or platform.machine()}, Python {platform.python_version()}")
+    benchmark = plugins.create("benchmark", args.benchmark)
+    datasets = benchmark.datasets(args.split)
+    datasets = datasets[: args.datasets] if args.datasets else datasets
+    print(
+        f"# {args.benchmark}/{args.split}: {len(datasets)} datasets, {args.trials} trials, "
+        f"seeds {args.seeds}; meta-data loaded in {time.perf_counter() - started:.1f}s"
+    )
+    print(f"# {platform.machine()}, Python {platform.python_version()}")
+    curves: dict[str, np.ndarray] = {}  # spec -> (seeds x datasets x trials)
+    seconds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in args.strategies:
+            per_seed = []
+            seconds[spec] = 0.0
+            for seed in args.seeds:
+                found, took = curves_of(
+                    spec,
+                    args.benchmark,
+                    benchmark,
+                    datasets,
+                    args.trials,
+                    seed,
+                    plugins,
+                    Path(tmp),
+                )
+                per_seed.append(found)
+                seconds[spec] += took
+            curves[spec] = np.stack(per_seed)
     points = [c for c in CHECKPOINTS if c <= args.trials]
+    print_tables(curves, seconds, points)
+
+
+def print_tables(curves: dict[str, np.ndarray], seconds: dict[str, float], points) -> None:
+    specs = list(curves)
+    stacked = np.stack([curves[s] for s in specs])  # strategies x seeds x datasets x trials
+    ranks = rankdata(stacked, axis=0)  # ties share the mean rank
     header = " | ".join(f"t={c}" for c in points)
-    print(f"| strategy | seed | datasets | wall s | {header} |")
-    print("|---" * (4 + len(points)) + "|")
-    for strategy in args.strategies:
-        for seed in args.seeds:
-            seconds, n, curve = one_suite(
-                args.benchmark, args.split, strategy, args.trials, seed, plugins
-            )
-            cells = " | ".join(f"{curve[c - 1]:.4f}" for c in points)
-            print(f"| {strategy} | {seed} | {n} | {seconds:.1f} | {cells} |")
+    for title, values in (("mean normalised regret", stacked), ("mean rank", ranks)):
+        print(f"\n{title}\n\n| strategy | wall s | {header} |")
+        print("|---" * (2 + len(points)) + "|")
+        for i, spec in enumerate(specs):
+            cells = " | ".join(f"{values[i, :, :, c - 1].mean():.4f}" for c in points)
+            print(f"| {spec} | {seconds[spec]:.1f} | {cells} |")
 
 
 if __name__ == "__main__":

@@ -37,3 +37,44 @@ def test_a_combination_that_forbids_the_default_is_left_out():
     space = toy(forbidden=((("rescaling", "none"), ("classifier", "decision_tree")),))
     assert space.default()["classifier:__choice__"] == "decision_tree"
     assert space.configspace.forbidden_clauses == []
+
+
+# --- encoded rows, for model-based search ---------------------------------------------------
+
+
+def test_columns_describe_the_encoding():
+    space = toy()
+    columns = space.columns()
+    assert len(columns) == len(space.configspace)
+    assert [space.configspace.index_of[c.name] for c in columns] == list(range(len(columns)))
+    by_name = {c.name: c for c in columns}
+    assert by_name["classifier:__choice__"].categories == len(space.stage("classifier").components)
+    assert not by_name["classifier:__choice__"].conditional
+    logistic_c = [c for c in columns if c.name.startswith("classifier:logistic:")]
+    assert logistic_c and all(c.conditional and c.categories == 0 for c in logistic_c)
+
+
+def test_sampled_rows_decode_to_valid_configurations_that_encode_back():
+    space = toy(forbidden=(NO_SCALING_LOGISTIC,))
+    rng = np.random.default_rng(1)
+    rows = space.sample_vectors(rng, 50)
+    assert rows.shape == (50, len(space.configspace))
+    for row in rows[:10]:
+        config = space.decode(row)
+        assert space.validate(config) == config
+        np.testing.assert_allclose(space.encode([config])[0], row)
+    assert (rows == -1).any()  # inactive parameters of the other classifier
+
+
+def test_neighbour_rows_differ_in_one_decision():
+    space = toy()
+    rng = np.random.default_rng(2)
+    start = space.sample_vectors(rng, 1)[0]
+    neighbours = space.neighbour_vectors(start, rng, 2)
+    assert len(neighbours) >= 2
+    first = space.decode(start)
+    for row in neighbours:
+        config = space.decode(row)
+        changed = {k for k in {*first, *config} if first.get(k) != config.get(k)}
+        choice_changed = any(k.endswith("__choice__") for k in changed)
+        assert changed and (choice_changed or len(changed) == 1)

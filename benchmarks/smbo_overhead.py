@@ -1,0 +1,99 @@
+"""Time of one ask + tell of model-based strategies as observations accumulate.
+
+Each strategy runs ``--trials`` sequential trials on a 10-d continuous problem (the Levy
+function on [0, 1]^10, as a one-component pipeline space, so every strategy sees the same
+ConfigSpace); the objective costs microseconds, so what is timed is the strategy. For each
+checkpoint n the table gives the median ask + tell time, in milliseconds, of the trials
+n-4 .. n+5 (the model then holds about n observations).
+
+    python benchmarks/smbo_overhead.py --strategies smbo:rf smbo:gp smac3 optuna-tpe \\
+        --checkpoints 50 200 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+
+import numpy as np
+from ConfigSpace import ConfigurationSpace, Float
+
+from automl_core.contracts import SearchContext
+from automl_core.plugins import Plugins, load_plugins
+from automl_core.space import PipelineComponent, PipelineSpace, Stage
+from automl_core.trial import Result, Status, Trial
+
+DIMENSIONS = 10
+WINDOW = (4, 5)  # trials before and after a checkpoint
+
+
+def levy_space() -> PipelineSpace:
+    def hyperparameters() -> ConfigurationSpace:
+        return ConfigurationSpace([Float(f"x{i}", (0.0, 1.0)) for i in range(DIMENSIONS)])
+
+    component = PipelineComponent("levy", "problem", lambda p, c: p, hyperparameters)
+    stage = Stage("problem", (component,), choice=False)
+    return PipelineSpace("levy-10d", "regression", (stage,), assemble=lambda c, ctx: None)
+
+
+def levy(config: dict) -> float:
+    """The Levy function, its domain [-10, 10]^d mapped to [0, 1]^d; minimum 0."""
+    x = np.array([config[f"problem:x{i}"] for i in range(DIMENSIONS)]) * 20 - 10
+    w = 1 + (x - 1) / 4
+    body = (w[:-1] - 1) ** 2 * (1 + 10 * np.sin(np.pi * w[:-1] + 1) ** 2)
+    tail = (w[-1] - 1) ** 2 * (1 + np.sin(2 * np.pi * w[-1]) ** 2)
+    return float(np.sin(np.pi * w[0]) ** 2 + body.sum() + tail)
+
+
+def strategy_of(spec: str, plugins: Plugins, space: PipelineSpace, seed: int):
+    name, _, surrogate = spec.partition(":")
+    strategy = plugins.create("search_strategy", name)
+    factory = (lambda: plugins.create("surrogate", surrogate)) if surrogate else None
+    strategy.setup(SearchContext(space=space, seed=seed, surrogate_factory=factory))
+    return strategy
+
+
+def time_strategy(spec: str, plugins: Plugins, trials: int, seed: int) -> list[float]:
+    """Seconds of ask + tell for each trial."""
+    space = levy_space()
+    strategy = strategy_of(spec, plugins, space, seed)
+    times = []
+    for i in range(trials):
+        started = time.perf_counter()
+        candidate = strategy.ask()
+        elapsed = time.perf_counter() - started
+        loss = levy(candidate.config)
+        started = time.perf_counter()
+        strategy.tell(Trial(i, candidate.config), Result(Status.OK, loss))
+        times.append(elapsed + time.perf_counter() - started)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--strategies", nargs="+", default=["smbo:rf", "smac3", "optuna-tpe"])
+    parser.add_argument("--checkpoints", type=int, nargs="+", default=[50, 200, 500])
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    plugins = load_plugins()
+    trials = max(args.checkpoints) + WINDOW[1]
+    print(
+        f"# {DIMENSIONS}-d Levy, {trials} trials, seed {args.seed}; "
+        f"{platform.machine()}, Python {platform.python_version()}"
+    )
+    header = " | ".join(f"n={c}" for c in args.checkpoints)
+    print(f"\n| strategy | {header} | total s |")
+    print("|---" * (2 + len(args.checkpoints)) + "|")
+    for spec in args.strategies:
+        times = time_strategy(spec, plugins, trials, args.seed)
+        cells = " | ".join(
+            f"{statistics.median(times[c - WINDOW[0] - 1 : c + WINDOW[1]]) * 1e3:.1f}"
+            for c in args.checkpoints
+        )
+        print(f"| {spec} | {cells} | {sum(times):.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
