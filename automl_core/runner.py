@@ -197,7 +197,7 @@ def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None
 
     def surrogate_factory() -> Any:
         assert surrogate is not None
-        return plugins.create("surrogate", surrogate.name, surrogate.params)
+        return plugins.create("surrogate", surrogate.name, _seeded(plugins, surrogate, recipe))
 
     strategy = plugins.create(
         "search_strategy", recipe.search.strategy.name, recipe.search.strategy.params
@@ -214,6 +214,15 @@ def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None
     )
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     return Setup(recipe, task, space, evaluator, strategy, executor, data, lookup)
+
+
+def _seeded(plugins: Plugins, ref: Any, recipe: Recipe) -> dict[str, Any]:
+    """The component's params, plus the recipe's seed when it takes a ``seed`` and the recipe
+    does not set one: a run is then reproducible from its recipe's seed alone."""
+    accepts_seed = "seed" in plugins.get("surrogate", ref.name).parameters()
+    if accepts_seed and "seed" not in ref.params:
+        return {**ref.params, "seed": recipe.seed}
+    return dict(ref.params)
 
 
 def _data_task(

@@ -30,7 +30,7 @@ from ConfigSpace import (
     ForbiddenEqualsClause,
     OrdinalHyperparameter,
 )
-from ConfigSpace.util import get_one_exchange_neighbourhood
+from ConfigSpace.util import change_hp_value, get_one_exchange_neighbourhood
 
 from automl_core.errors import InvalidConfigurationError
 from automl_core.trial import Config
@@ -40,6 +40,8 @@ SEP = ":"
 #: The value an inactive hyper-parameter takes in :meth:`SearchSpace.encode` (active values
 #: are scaled to [0, 1]); SMAC uses the same convention.
 INACTIVE = -1.0
+#: The standard deviation of a local-search step of a number, as a fraction of its range.
+NUMERIC_STEP = 0.2
 
 
 @runtime_checkable
@@ -176,6 +178,7 @@ class PipelineSpace:
     #: (after ``restrict``), or that would forbid the default configuration, is left out.
     forbidden: tuple[Combination, ...] = ()
     _configspace: ConfigurationSpace | None = field(default=None, init=False, repr=False)
+    _kinds: list[tuple[str, int]] | None = field(default=None, init=False, repr=False)
 
     # -- structure ---------------------------------------------------------------------------
     @property
@@ -327,9 +330,7 @@ class PipelineSpace:
                 categories = len(hyperparameter.choices)
             elif isinstance(hyperparameter, OrdinalHyperparameter):
                 categories = len(hyperparameter.sequence)
-            elif isinstance(hyperparameter, Constant):
-                categories = 1
-            else:
+            else:  # numbers; a Constant is a number too (ConfigSpace encodes it as 1.0)
                 categories = 0
             columns.append(EncodingColumn(name, categories, bool(space.parents_of[name])))
         return columns
@@ -350,14 +351,53 @@ class PipelineSpace:
     def neighbour_vectors(
         self, vector: np.ndarray, rng: np.random.Generator, n: int = 4
     ) -> np.ndarray:
-        """Encoded configurations one hyper-parameter away from the encoded ``vector``: every
-        other value of each categorical, ``n`` values of each number."""
-        seed = int(rng.integers(2**31 - 1))
-        start = Configuration(self.configspace, vector=_configspace_vector(vector))
-        return _vectors(
-            [c.get_array() for c in get_one_exchange_neighbourhood(start, seed, n)],
-            len(self.configspace),
-        )
+        """Encoded configurations one decision away from the encoded ``vector``: every other
+        value of each active categorical (children switched on at their defaults, or off, as
+        the conditions say), and ``n`` Gaussian steps (sd 0.2 of the range, as SMAC) of each
+        active number. Forbidden combinations are left out.
+
+        Built on the encoded row itself: ConfigSpace's one-exchange neighbourhood makes a
+        ``Configuration`` per neighbour, which costs more than the model that scores them.
+        """
+        space = self.configspace
+        base = _configspace_vector(vector)
+        changed_choice: list[np.ndarray] = []
+        changed_number: list[np.ndarray] = []
+        for index, (name, categories) in enumerate(self._column_kinds()):
+            if not np.isfinite(base[index]) or categories == 1:
+                continue  # inactive, or nothing to change
+            if categories:
+                for value in range(categories):
+                    if value != base[index]:
+                        row = change_hp_value(space, base.copy(), name, value, index)
+                        changed_choice.append(row)
+                continue
+            for step in rng.normal(0.0, NUMERIC_STEP, n):
+                row = base.copy()
+                row[index] = min(1.0, max(0.0, base[index] + step))
+                changed_number.append(row)
+        # Forbidden clauses name categorical values here; a step of a number can only break
+        # one in a space whose clauses name numbers.
+        check_numbers = self._forbids_numbers()
+        rows = [r for r in changed_choice if not _is_forbidden(space, r)]
+        rows += [r for r in changed_number if not (check_numbers and _is_forbidden(space, r))]
+        return _vectors(rows, len(space))
+
+    def _forbids_numbers(self) -> bool:
+        """Whether a forbidden clause of the space names a numeric hyper-parameter."""
+        numeric = {name for name, categories in self._column_kinds() if categories == 0}
+        named = set().union(*map(_clause_names, self.configspace.forbidden_clauses))
+        return bool(numeric & named)
+
+    def _column_kinds(self) -> list[tuple[str, int]]:
+        """(name, number of categories; 0 for a number, 1 for a constant) per column."""
+        if self._kinds is None:
+            kinds = []
+            for column in self.columns():
+                constant = isinstance(self.configspace[column.name], Constant)
+                kinds.append((column.name, 1 if constant else column.categories))
+            self._kinds = kinds
+        return self._kinds
 
     def decode(self, vector: np.ndarray) -> dict[str, Any]:
         """The configuration an encoded row stands for (inverse of :meth:`encode`)."""
@@ -423,8 +463,10 @@ class PoolSpace:
         return config_key(config)
 
     def columns(self) -> list[EncodingColumn]:
-        """Every column of a pool's encoding is a number."""
-        return [EncodingColumn(f"x{i}") for i in range(self.encodings.shape[1])]
+        """Every column of a pool's encoding is a number; one that holds ``INACTIVE`` for some
+        candidates is conditional."""
+        inactive = (self.encodings == INACTIVE).any(axis=0)
+        return [EncodingColumn(f"x{i}", conditional=bool(flag)) for i, flag in enumerate(inactive)]
 
     def restrict(self, available: np.ndarray) -> PoolSpace:
         """The same pool with only ``available`` candidates offered (and those offered here)."""
@@ -447,6 +489,18 @@ def _vectors(rows: Sequence[np.ndarray], width: int) -> np.ndarray:
     matrix = np.asarray(rows, dtype=float)
     matrix[~np.isfinite(matrix)] = INACTIVE
     return matrix
+
+
+def _clause_names(clause: Any) -> set[str]:
+    """The hyper-parameters a ConfigSpace forbidden clause (or conjunction) names."""
+    if hasattr(clause, "components"):
+        return set().union(*map(_clause_names, clause.components))
+    sides = [getattr(clause, key, None) for key in ("hyperparameter", "left", "right")]
+    return {side.name for side in sides if side is not None}
+
+
+def _is_forbidden(space: ConfigurationSpace, vector: np.ndarray) -> bool:
+    return any(clause.is_forbidden_vector(vector) for clause in space.forbidden_clauses)
 
 
 def _configspace_vector(vector: np.ndarray) -> np.ndarray:

@@ -64,26 +64,47 @@ def rank_pool(
     return offered[order], scores[order]
 
 
-@dataclass(frozen=True)
 class LocalSearch:
     """Random candidates plus greedy local search from the most promising points.
 
-    ``n_random`` configurations are sampled and scored; climbs start from the best observed
-    configurations (``starts``) and the best-scoring random ones, ``n_starts`` in all. Each
-    step scores the one-exchange neighbours of every climber at once and moves a climber to
-    its best neighbour while that improves the acquisition, for at most ``max_steps`` steps.
-    Everything scored on the way is a candidate.
+    ``n_random`` random configurations are scored at each call: a reservoir of that size of
+    which ``refresh`` rows are drawn anew each time (sampling is what costs most on a large
+    conditional space; a random candidate kept a few more asks is as good a probe as a new
+    one). Climbs start from the best observed configurations (``starts``) and the
+    best-scoring random ones, ``n_starts`` in all. Each step scores the one-exchange
+    neighbours of every climber at once and moves a climber to its best neighbour while that
+    improves the acquisition, for at most ``max_steps`` steps. Everything scored on the way is
+    a candidate.
     """
 
-    n_random: int = 256
-    n_starts: int = 4
-    max_steps: int = 5
-    neighbours_per_number: int = 2
+    def __init__(
+        self,
+        n_random: int = 256,
+        n_starts: int = 4,
+        max_steps: int = 5,
+        neighbours_per_number: int = 2,
+        refresh: int = 64,
+    ) -> None:
+        self.n_random = n_random
+        self.n_starts = n_starts
+        self.max_steps = max_steps
+        self.neighbours_per_number = neighbours_per_number
+        self.refresh = min(refresh, n_random)
+        self.reservoir: np.ndarray | None = None
+
+    def random_rows(self, space: Any, rng: np.random.Generator) -> np.ndarray:
+        """The reservoir of random candidates, with ``refresh`` rows replaced."""
+        if self.reservoir is None or len(self.reservoir) < self.n_random:
+            self.reservoir = space.sample_vectors(rng, self.n_random)
+        else:
+            replaced = rng.choice(self.n_random, self.refresh, replace=False)
+            self.reservoir[replaced] = space.sample_vectors(rng, self.refresh)
+        return self.reservoir
 
     def rank(
         self, space: Any, score: Score, starts: np.ndarray, rng: np.random.Generator
     ) -> Ranked:
-        random_rows = space.sample_vectors(rng, self.n_random)
+        random_rows = self.random_rows(space, rng).copy()
         random_scores = score(random_rows)
         rows, scores = [random_rows], [random_scores]
         origins = ["random"] * len(random_rows)

@@ -24,6 +24,8 @@ from automl_smbo.optimizer import LocalSearch, rank_pool
 log = logging.getLogger(__name__)
 
 PENDING_LIES = ("mean", "min", "max")
+#: Random configurations are drawn in batches of this size, at most this many batches.
+RANDOM_BATCH, RANDOM_BATCHES = 16, 50
 
 
 class SMBO(SearchStrategy):
@@ -113,12 +115,21 @@ class SMBO(SearchStrategy):
         return self._model_based() or self._random()
 
     def _random(self) -> Candidate | None:
-        for _ in range(50):
-            batch = self.space.sample(self.rng, 16)
+        """A random configuration not proposed before (None when none is left to find)."""
+        for _ in range(RANDOM_BATCHES):
+            if self.is_pool:
+                batch = self.space.sample(self.rng, RANDOM_BATCH)
+            else:  # decode lazily: turning a row into a configuration is the costly part
+                batch = (
+                    self.space.decode(row)
+                    for row in self.space.sample_vectors(self.rng, RANDOM_BATCH)
+                )
+            found = False
             for config in batch:
+                found = True
                 if self._claim(config):
                     return Candidate(config, origin="random")
-            if not batch:
+            if not found:
                 break
         return None
 

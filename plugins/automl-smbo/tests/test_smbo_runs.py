@@ -1,0 +1,43 @@
+"""``automl run`` with SMBO and the real surrogates: swapping the surrogate is the only change
+in the recipe."""
+
+from __future__ import annotations
+
+import yaml
+
+from automl_core.cli import main
+from automl_core.history import RunHistory
+from automl_core.runner import HISTORY_FILE
+
+RECIPE = {
+    "name": "smbo",
+    "task": {"dataset": "sklearn:breast_cancer", "metric": "balanced_accuracy"},
+    "space": {
+        "name": "autosklearn-classification",
+        "params": {"include": {"classifier": ["decision_tree", "k_nearest_neighbors", "sgd"]}},
+    },
+    "search": {"strategy": "smbo", "params": {"initial_design": 4}, "surrogate": "rf"},
+    "budget": {"trials": 10},
+    "seed": 2,
+}
+
+
+def run_with(surrogate: str, tmp_path, capsys) -> list:
+    recipe = {**RECIPE, "search": {**RECIPE["search"], "surrogate": surrogate}}
+    path = tmp_path / f"{surrogate}.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    out = tmp_path / surrogate
+    assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
+    assert "best validation loss (balanced_accuracy)" in capsys.readouterr().out
+    with RunHistory(out / HISTORY_FILE) as history:
+        return history.trials()
+
+
+def test_the_surrogate_is_the_only_change(tmp_path, capsys):
+    for surrogate in ("rf", "gp"):
+        trials = run_with(surrogate, tmp_path, capsys)
+        assert len(trials) == 10 and all(t.status == "ok" for t in trials)
+        origins = [t.trial.origin for t in trials]
+        assert origins[:4] == ["default", "initial", "initial", "initial"]
+        assert any(o.startswith("acquisition") for o in origins[4:])
+        assert len({yaml.safe_dump(t.trial.config) for t in trials}) == 10
