@@ -1,0 +1,17 @@
+"""The plugin module named by the entry point: it only registers the surrogate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from automl_core import hookimpl
+from automl_surrogate_rf.forest import RandomForestSurrogate
+
+
+@hookimpl
+def register_surrogates(register: Any) -> None:
+    register(
+        "rf",
+        RandomForestSurrogate,
+        description="SMAC-style random forest: bootstrap CART trees, std across trees",
+    )
