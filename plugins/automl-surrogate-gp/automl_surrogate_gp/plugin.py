@@ -1,0 +1,18 @@
+"""The module named by the ``automl_core`` entry point ``surrogate-gp``: it only registers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from automl_core import hookimpl
+from automl_surrogate_gp.surrogate import GPSurrogate
+
+
+@hookimpl
+def register_surrogates(register: Any) -> None:
+    register(
+        "gp",
+        GPSurrogate,
+        description="Exact Gaussian process (gpytorch): constant mean, ARD Matern-5/2 kernel, "
+        "one-hot categoricals, hyper-parameters by marginal likelihood",
+    )
