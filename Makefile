@@ -5,14 +5,16 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PLUGINS := $(sort $(wildcard plugins/*))
+# The peers our strategies are compared with (SMAC3, Optuna), installed for tests and benchmarks.
+CONTRIB := $(sort $(wildcard contrib/automl-*))
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint clean
 
-$(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml)
+$(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml contrib/automl-*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]" $(foreach p,$(PLUGINS),-e $(p))
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]" $(foreach p,$(PLUGINS) $(CONTRIB),-e $(p))
 	touch $@
 
 install: $(STAMP)

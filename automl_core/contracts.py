@@ -192,6 +192,9 @@ class SearchContext:
     warm_start: WarmStart | None = None
     fidelity: Fidelity | None = None
     task: TaskDescription | None = None
+    #: The run's trial budget, when the recipe sets one (strategies that size an initial
+    #: design by the run's length read it; the run loop still owns the budget).
+    trial_budget: int | None = None
 
 
 class SearchStrategy(abc.ABC):
@@ -222,6 +225,10 @@ class SearchStrategy(abc.ABC):
 
     def restore(self, state: dict[str, Any]) -> None:  # noqa: B027
         """Inverse of :meth:`state`."""
+
+    def close(self) -> None:  # noqa: B027 -- nothing to release by default
+        """Release what the strategy holds (temporary folders, worker pools); called once when
+        the search ends, also after an error."""
 
 
 # ---------------------------------------------------------------------------------------------

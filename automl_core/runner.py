@@ -210,6 +210,7 @@ def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None
             warm_start=warm_start,
             fidelity=lookup.benchmark.fidelity(lookup.dataset) if lookup else None,
             task=task,
+            trial_budget=recipe.budget.trials,
         )
     )
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
@@ -421,6 +422,16 @@ def search(setup: Setup, history: RunHistory, plugins: Plugins, info: RunInfo) -
             plugins.manager.hook.on_trial_end(run=info, trial=trial, result=result)
 
 
+def _close_strategy(strategy: SearchStrategy) -> None:
+    """``strategy.close()``; a failure there is logged, not allowed to lose the run."""
+    try:
+        strategy.close()
+    except Exception:
+        warnings.warn(
+            f"the search strategy failed to close:\n{traceback.format_exc()}", stacklevel=2
+        )
+
+
 class StrategyError(AutoMLError):
     """A plugin component raised inside the loop."""
 
@@ -619,6 +630,7 @@ def run(
             failure, stopped = error, f"error: {str(error).splitlines()[0]}"
         finally:
             setup.executor.shutdown()
+            _close_strategy(setup.strategy)
         summary = finalise(setup, history, plugins, run_dir, stopped, started)
         plugins.manager.hook.on_run_end(run=info, summary=summary)
     for observer in observers:

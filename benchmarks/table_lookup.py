@@ -81,7 +81,14 @@ def main() -> None:
     parser.add_argument("--strategies", nargs="+", default=["random"])
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--save", type=Path, help="also write the curves to this .npz file")
+    parser.add_argument(
+        "--merge", type=Path, nargs="+", help="print the tables of saved runs together, run nothing"
+    )
     args = parser.parse_args()
+    if args.merge:
+        merge(args.merge)
+        return
     plugins = load_plugins()
     started = time.perf_counter()
     benchmark = plugins.create("benchmark", args.benchmark)
@@ -114,6 +121,28 @@ def main() -> None:
             curves[spec] = np.stack(per_seed)
     points = [c for c in CHECKPOINTS if c <= args.trials]
     print_tables(curves, seconds, points)
+    if args.save:
+        np.savez(
+            args.save,
+            **{f"curves/{spec}": value for spec, value in curves.items()},
+            **{f"seconds/{spec}": np.array(value) for spec, value in seconds.items()},
+        )
+
+
+def merge(paths: list[Path]) -> None:
+    """Tables of runs saved with ``--save`` (same benchmark, datasets, trials and seeds)."""
+    curves: dict[str, np.ndarray] = {}
+    seconds: dict[str, float] = {}
+    for path in paths:
+        with np.load(path) as saved:
+            for key in saved.files:
+                kind, spec = key.split("/", 1)
+                if kind == "curves":
+                    curves[spec] = saved[key]
+                else:
+                    seconds[spec] = float(saved[key])
+    trials = next(iter(curves.values())).shape[-1]
+    print_tables(curves, seconds, [c for c in CHECKPOINTS if c <= trials])
 
 
 def print_tables(curves: dict[str, np.ndarray], seconds: dict[str, float], points) -> None:

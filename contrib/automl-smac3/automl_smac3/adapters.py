@@ -1,0 +1,96 @@
+"""What SMAC searches: a PipelineSpace's own ConfigurationSpace, or the box of a pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ConfigSpace import Configuration, ConfigurationSpace, Constant, Float
+
+from automl_core.snapping import PoolSnapper
+from automl_core.space import PipelineSpace, PoolSpace, plain_config
+from automl_core.trial import Config
+
+
+class PipelineAdapter:
+    """A :class:`PipelineSpace` is searched as it is: ``space.configspace`` is a conditional
+    ConfigSpace 1.2 space, which SMAC understands natively (conditions and forbidden clauses
+    included). A ``Configuration`` becomes the plain dict of ``space.validate``."""
+
+    snaps = False
+
+    def __init__(self, space: PipelineSpace) -> None:
+        self.space = space
+        self.configspace = space.configspace
+
+    def configuration(self, config: Config) -> Configuration:
+        """The ConfigSpace ``Configuration`` of a valid configuration (raises
+        InvalidConfigurationError for one outside the space)."""
+        return self.space.to_configuration(config)
+
+    def config_of(self, configuration: Configuration) -> dict[str, Any]:
+        """The configuration the run loop evaluates for one SMAC hands out."""
+        return self.space.validate(plain_config(configuration))
+
+    def snap(self, proposal: Configuration) -> Configuration | None:
+        """Proposals are taken as they are."""
+        return proposal
+
+    def claim(self, config: Config) -> None:
+        """Nothing to do: SMAC never proposes a configuration of its run history again."""
+
+
+class PoolAdapter:
+    """A :class:`PoolSpace` is searched as a box with one ``Float`` per encoding column (bounds:
+    the offered candidates' min and max; a column constant over the pool is a ``Constant``),
+    and each proposal is snapped to the nearest candidate not yet proposed (see
+    :mod:`automl_smac3.pool` and :class:`automl_smac3.components.SnappingConfigSelector`)."""
+
+    snaps = True
+
+    def __init__(self, space: PoolSpace) -> None:
+        self.snapper = PoolSnapper(space)
+        bounds = self.snapper.bounds()
+        if not bounds:
+            raise ValueError(
+                f"pool {space.name!r}: every offered candidate has the same encoding, "
+                "so there is no box for smac3 to search"
+            )
+        configspace = ConfigurationSpace()
+        configspace.add([Float(name, (low, high)) for name, low, high in bounds])
+        configspace.add([Constant(n, v) for n, v in self.snapper.constants().items()])
+        self.configspace = configspace
+        self.candidates: dict[Configuration, int] = {}
+
+    def configuration(self, config: Config) -> Configuration:
+        """The box point of a candidate (raises InvalidConfigurationError for a bad one)."""
+        candidate = self.snapper.candidate_of(config)
+        values = {**self.snapper.point_of(candidate), **self.snapper.constants()}
+        configuration = Configuration(self.configspace, values=values)
+        self.candidates[configuration] = candidate
+        return configuration
+
+    def config_of(self, configuration: Configuration) -> dict[str, Any]:
+        return {"candidate": self.candidates[configuration]}
+
+    def snap(self, proposal: Configuration) -> Configuration | None:
+        """The nearest unclaimed candidate's point (claimed now); None when none is left."""
+        candidate = self.snapper.snap(dict(proposal))
+        if candidate is None:
+            return None
+        return self.configuration({"candidate": candidate})
+
+    def claim(self, config: Config) -> None:
+        """A candidate evaluated without SMAC asking (a replayed trial) is not offered again."""
+        self.snapper.claim(self.snapper.candidate_of(config))
+
+
+def make_adapter(space: object) -> PipelineAdapter | PoolAdapter:
+    """The adapter for ``space``; a clear error for a kind of space SMAC cannot search."""
+    if isinstance(space, PipelineSpace):
+        return PipelineAdapter(space)
+    if isinstance(space, PoolSpace):
+        return PoolAdapter(space)
+    raise TypeError(
+        f"smac3 searches a PipelineSpace or a PoolSpace, got {type(space).__name__}: "
+        "SMAC needs a ConfigurationSpace (or a pool's numeric encodings) to search"
+    )

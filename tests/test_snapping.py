@@ -1,0 +1,39 @@
+"""Running a continuous optimiser on a pool: the box and nearest-candidate snapping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from automl_core.errors import InvalidConfigurationError
+from automl_core.snapping import PoolSnapper
+from automl_core.space import PoolSpace
+
+
+@pytest.fixture
+def pool() -> PoolSpace:
+    encodings = np.array([[0.0, 5.0, 1.0], [1.0, 5.0, 3.0], [0.5, 5.0, 2.0], [0.9, 5.0, 2.9]])
+    return PoolSpace("p", encodings, available=np.array([True, True, True, False]))
+
+
+def test_the_box_spans_the_offered_candidates_and_skips_constant_columns(pool):
+    snapper = PoolSnapper(pool)
+    assert snapper.bounds() == [("x0", 0.0, 1.0), ("x2", 1.0, 3.0)]
+    assert snapper.constants() == {"x1": 5.0}
+    assert snapper.point_of(2) == {"x0": 0.5, "x2": 2.0}
+
+
+def test_snapping_claims_the_nearest_unclaimed_offered_candidate(pool):
+    snapper = PoolSnapper(pool)
+    near_three = {"x0": 0.9, "x2": 2.9}  # candidate 3 is nearest but not offered
+    assert snapper.snap(near_three) == 1
+    assert snapper.snap(near_three) == 2  # 1 is taken now
+    assert not snapper.claim(2) and snapper.claim(0)
+    assert snapper.remaining == 0 and snapper.snap(near_three) is None
+    with pytest.raises(InvalidConfigurationError, match="point lacks 'x2'"):
+        PoolSnapper(pool).snap({"x0": 0.1})
+
+
+def test_a_pool_offering_nothing_is_refused():
+    with pytest.raises(ValueError, match="offers no candidate"):
+        PoolSnapper(PoolSpace("empty", np.zeros((2, 1)), available=np.zeros(2, bool)))
