@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import yaml
 from scipy.stats import rankdata
 
 from automl_core.history import RunHistory
@@ -35,10 +36,21 @@ from automl_core.runner import HISTORY_FILE, normalised_regret, run
 CHECKPOINTS = (1, 5, 10, 25, 50, 100, 200, 500)
 
 
-def search_section(spec: str) -> dict:
-    """``smbo:rf`` -> ``{strategy: smbo, surrogate: rf}``."""
+def search_section(spec: str, params: dict[str, dict]) -> dict:
+    """``smbo:rf`` -> ``{strategy: smbo, surrogate: rf}``, with the strategy's ``--param``s."""
     strategy, _, surrogate = spec.partition(":")
-    return {"strategy": strategy, **({"surrogate": surrogate} if surrogate else {})}
+    section = {"strategy": strategy, "params": params.get(strategy, {})}
+    return {**section, **({"surrogate": surrogate} if surrogate else {})}
+
+
+def parse_params(pairs: list[str]) -> dict[str, dict]:
+    """``["smac3.challengers=2000"]`` -> ``{"smac3": {"challengers": 2000}}``."""
+    params: dict[str, dict] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        strategy, _, name = key.partition(".")
+        params.setdefault(strategy, {})[name] = yaml.safe_load(value)
+    return params
 
 
 def regret_curve(run_dir: Path, best: float, worst: float, trials: int) -> np.ndarray:
@@ -52,7 +64,7 @@ def regret_curve(run_dir: Path, best: float, worst: float, trials: int) -> np.nd
     return padded
 
 
-def curves_of(spec, benchmark_name, benchmark, datasets, trials, seed, plugins, folder):
+def curves_of(spec, params, benchmark_name, benchmark, datasets, trials, seed, plugins, folder):
     """(datasets x trials) regret curves of one strategy and seed, and the wall time."""
     curves = []
     started = time.perf_counter()
@@ -61,7 +73,7 @@ def curves_of(spec, benchmark_name, benchmark, datasets, trials, seed, plugins, 
             {
                 "name": spec.replace(":", "-"),
                 "task": {"benchmark": benchmark_name, "dataset": dataset},
-                "search": search_section(spec),
+                "search": search_section(spec, params),
                 "budget": {"trials": trials},
                 "seed": seed,
             }
@@ -81,6 +93,13 @@ def main() -> None:
     parser.add_argument("--strategies", nargs="+", default=["random"])
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="STRATEGY.NAME=VALUE",
+        help="a strategy parameter, e.g. smac3.local_search_max_steps=5 (repeatable)",
+    )
     parser.add_argument("--save", type=Path, help="also write the curves to this .npz file")
     parser.add_argument(
         "--merge", type=Path, nargs="+", help="print the tables of saved runs together, run nothing"
@@ -98,7 +117,7 @@ def main() -> None:
         f"# {args.benchmark}/{args.split}: {len(datasets)} datasets, {args.trials} trials, "
         f"seeds {args.seeds}; meta-data loaded in {time.perf_counter() - started:.1f}s"
     )
-    print(f"# {platform.machine()}, Python {platform.python_version()}")
+    print(f"# {platform.machine()}, Python {platform.python_version()}; params {args.param}")
     curves: dict[str, np.ndarray] = {}  # spec -> (seeds x datasets x trials)
     seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,6 +127,7 @@ def main() -> None:
             for seed in args.seeds:
                 found, took = curves_of(
                     spec,
+                    parse_params(args.param),
                     args.benchmark,
                     benchmark,
                     datasets,

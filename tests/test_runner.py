@@ -9,7 +9,7 @@ import joblib
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
-from toy_plugin import FixedWarmStarter, toy_recipe
+from toy_plugin import FailingStrategy, FixedWarmStarter, toy_recipe
 
 from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError
@@ -132,6 +132,8 @@ def test_a_failing_strategy_keeps_what_was_computed(plugins, tmp_path):
     assert len(trials) == 3 and all(t.finished for t in trials)
     assert info.value.summary.model_path is not None  # the best so far is still saved
     assert meta["summary"]["stopped_because"].startswith("error: the search strategy raised")
+    strategy = FailingStrategy.last
+    assert strategy.closed and strategy.context.trial_budget == 6
 
 
 def test_regression_end_to_end(plugins, tmp_path):

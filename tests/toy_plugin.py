@@ -215,15 +215,23 @@ class GreedySurrogateSearch(SearchStrategy):
 
 
 class FailingStrategy(SearchStrategy):
-    """Proposes random configurations, then raises on the ``fail_at``-th ask."""
+    """Proposes random configurations, then raises on the ``fail_at``-th ask. Records the
+    last instance's context and whether it was closed, for the tests to look at."""
+
+    last: ClassVar[FailingStrategy | None] = None
 
     def __init__(self, fail_at: int = 3) -> None:
         self.fail_at = fail_at
         self.asked = 0
+        self.closed = False
+        FailingStrategy.last = self
 
     def setup(self, context: Any) -> None:
         super().setup(context)
         self.rng = np.random.default_rng(context.seed)
+
+    def close(self) -> None:
+        self.closed = True
 
     def ask(self) -> Candidate:
         self.asked += 1
