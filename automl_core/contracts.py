@@ -248,6 +248,12 @@ class Executor(abc.ABC):
     """Runs evaluations, perhaps elsewhere; the run loop keeps ``capacity`` trials in flight."""
 
     capacity: int = 1
+    #: Whether :meth:`set_limits` is honoured (the run warns when a recipe sets limits that
+    #: its executor cannot enforce).
+    enforces_limits: bool = False
+
+    def set_limits(self, trial_time: float | None, trial_memory_mb: int | None) -> None:  # noqa: B027
+        """The recipe's per-trial limits (``budget.trial_time``, ``budget.trial_memory_mb``)."""
 
     @abc.abstractmethod
     def submit(self, evaluator: Evaluator, trial: Trial) -> Future[Result]:

@@ -115,7 +115,9 @@ class PipelineEvaluator(Evaluator):
             result = self._fit_and_score(trial)
         except Exception as error:  # any failure of a pipeline is the trial's, not the run's
             text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-            return Result.failure(Status.CRASHED, text, time.perf_counter() - start)
+            # Under a process executor's memory limit, running out is a MemoryError here.
+            status = Status.MEMOUT if isinstance(error, MemoryError) else Status.CRASHED
+            return Result.failure(status, text, time.perf_counter() - start)
         result.duration = time.perf_counter() - start
         return result
 

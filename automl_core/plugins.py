@@ -33,6 +33,7 @@ LOAD_PLUGINS_ENV = "AUTOML_LOAD_PLUGINS"
 DEFAULT_PLUGINS = (
     "automl_core.builtins.random_search",
     "automl_core.builtins.sequential",
+    "automl_core.builtins.processes",
     "automl_core.builtins.sources",
     "automl_core.builtins.metadata",
 )

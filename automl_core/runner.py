@@ -214,7 +214,22 @@ def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None
         )
     )
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
+    _apply_limits(executor, recipe)
     return Setup(recipe, task, space, evaluator, strategy, executor, data, lookup)
+
+
+def _apply_limits(executor: Executor, recipe: Recipe) -> None:
+    """Hand the recipe's per-trial limits to the executor; warn if it cannot enforce them."""
+    budget = recipe.budget
+    if budget.trial_time is None and budget.trial_memory_mb is None:
+        return
+    if not executor.enforces_limits:
+        warnings.warn(
+            f"budget.trial_time / budget.trial_memory_mb are not enforced by the executor "
+            f"{recipe.executor.name!r}; use executor: processes",
+            stacklevel=3,
+        )
+    executor.set_limits(budget.trial_time, budget.trial_memory_mb)
 
 
 def _seeded(plugins: Plugins, ref: Any, recipe: Recipe) -> dict[str, Any]:

@@ -1,0 +1,276 @@
+"""The process executor: each trial runs in a worker process, under a time and memory limit.
+
+Real pipelines hang, exhaust memory and crash the interpreter. Here none of that reaches the
+driver: every worker is a separate process (started with ``spawn``, so no lock or thread state
+is inherited), in a process group of its own, with an address-space limit. The driver watches
+each trial's clock; a trial past its time has its worker's whole process group killed
+(``SIGKILL``: a fit stuck in C code is stopped too, which a ``signal``-based timeout cannot
+do), is recorded as ``timeout``, and a fresh worker takes the slot. A ``MemoryError`` inside
+the trial is recorded as ``memout``; a worker that dies (a segfault, ``os._exit``) as
+``crashed`` with its exit status. Nothing else in the run is affected.
+
+The evaluator is sent to a worker once, not with every trial: it holds the training data.
+It is the trial's evaluation that runs under the limits, not the loading of the evaluator.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+import time
+import traceback
+from concurrent.futures import Future
+from multiprocessing.connection import Connection
+from queue import Queue
+from typing import Any
+
+import cloudpickle
+
+from automl_core.contracts import Evaluator, Executor
+from automl_core.hookspecs import hookimpl
+from automl_core.trial import Result, Status, Trial
+
+log = logging.getLogger(__name__)
+
+#: How often the driver looks at a running trial's clock, in seconds.
+POLL_S = 0.05
+#: Extra time a worker gets to start (imports) before its first trial's clock matters.
+START_GRACE_S = 60.0
+
+
+class ProcessExecutor(Executor):
+    """Runs trials in ``workers`` worker processes; see the module docstring.
+
+    ``trial_time`` (seconds) and ``trial_memory_mb`` come from the recipe's budget
+    (:meth:`set_limits`); the parameters of the same name set defaults for use without a
+    recipe. ``threads_per_trial`` (1) caps the threads of OpenMP and BLAS in each worker, so
+    that parallel trials do not oversubscribe the cores.
+    """
+
+    enforces_limits = True
+
+    def __init__(
+        self,
+        workers: int = 2,
+        trial_time: float | None = None,
+        trial_memory_mb: int | None = None,
+        threads_per_trial: int = 1,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        if threads_per_trial < 1:
+            raise ValueError(f"threads_per_trial must be at least 1, got {threads_per_trial}")
+        self.threads_per_trial = threads_per_trial
+        self.capacity = workers
+        self.trial_time = trial_time
+        self.trial_memory_mb = trial_memory_mb
+        self._jobs: Queue[tuple[Evaluator, Trial, Future[Result]] | None] = Queue()
+        self._slots: list[_Slot] = []
+        self._started = False
+        self._serialised: tuple[Evaluator, bytes] | None = None
+
+    def serialised(self, evaluator: Evaluator) -> bytes:
+        """The evaluator as bytes for the workers, made once per evaluator.
+
+        cloudpickle rather than pickle: spaces hold the functions that
+        build their components, which may be lambdas or closures.
+        """
+        if self._serialised is None or self._serialised[0] is not evaluator:
+            self._serialised = (evaluator, cloudpickle.dumps(evaluator))
+        return self._serialised[1]
+
+    def set_limits(self, trial_time: float | None, trial_memory_mb: int | None) -> None:
+        if trial_time is not None:
+            self.trial_time = trial_time
+        if trial_memory_mb is not None:
+            self.trial_memory_mb = trial_memory_mb
+
+    def submit(self, evaluator: Evaluator, trial: Trial) -> Future[Result]:
+        if not self._started:
+            self._slots = [_Slot(self, i) for i in range(self.capacity)]
+            for slot in self._slots:
+                slot.thread.start()
+            self._started = True
+        future: Future[Result] = Future()
+        self._jobs.put((evaluator, trial, future))
+        return future
+
+    def shutdown(self) -> None:
+        for _ in self._slots:
+            self._jobs.put(None)
+        for slot in self._slots:
+            slot.thread.join(timeout=5)
+            slot.stop_worker()
+        self._slots, self._started = [], False
+
+
+class _Slot:
+    """One worker process and the driver-side thread that feeds and watches it."""
+
+    def __init__(self, executor: ProcessExecutor, index: int) -> None:
+        self.executor = executor
+        self.index = index
+        self.process: Any = None
+        self.connection: Connection | None = None
+        self.evaluator_id: int | None = None
+        self.thread = threading.Thread(target=self._serve, name=f"trial-worker-{index}")
+        self.thread.daemon = True
+
+    # -- the worker's life -------------------------------------------------------------------
+    def start_worker(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self.process = context.Process(
+            target=_worker_main,
+            args=(child, self.executor.trial_memory_mb, self.executor.threads_per_trial),
+            daemon=True,
+        )
+        self.process.start()
+        child.close()
+        self.connection, self.evaluator_id = parent, None
+
+    def stop_worker(self) -> None:
+        """Kill the worker and everything it started (its process group)."""
+        if self.process is None:
+            return
+        if self.process.is_alive():
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
+        self.process.join(timeout=5)
+        if self.connection is not None:
+            self.connection.close()
+        self.process, self.connection = None, None
+
+    # -- the driver side ---------------------------------------------------------------------
+    def _serve(self) -> None:
+        while True:
+            job = self.executor._jobs.get()
+            if job is None:
+                return
+            evaluator, trial, future = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(self._run(evaluator, trial))
+            except Exception as error:  # an executor fault, reported as the trial's crash
+                future.set_result(
+                    Result.failure(Status.CRASHED, f"process executor error: {error!r}")
+                )
+                self.stop_worker()
+
+    def _run(self, evaluator: Evaluator, trial: Trial) -> Result:
+        if self.process is None or not self.process.is_alive():
+            self.stop_worker()
+            self.start_worker()
+        assert self.connection is not None
+        fresh = self.evaluator_id != id(evaluator)
+        self.connection.send((self.executor.serialised(evaluator) if fresh else None, trial))
+        self.evaluator_id = id(evaluator)
+        return self._wait(trial, grace=START_GRACE_S if fresh else 0.0)
+
+    def _wait(self, trial: Trial, grace: float) -> Result:
+        """The worker's answer, or the trial's fate if the clock runs out or the worker dies."""
+        assert self.connection is not None and self.process is not None
+        limit = self.executor.trial_time
+        started = time.monotonic()
+        while True:
+            if self.connection.poll(POLL_S):
+                try:
+                    kind, payload = self.connection.recv()
+                except (EOFError, OSError):
+                    return self._died(started)
+                if kind == "started":  # the evaluator is loaded: the trial's clock starts
+                    started, grace = time.monotonic(), 0.0
+                    continue
+                return payload
+            if not self.process.is_alive():
+                return self._died(started)
+            elapsed = time.monotonic() - started
+            if limit is not None and elapsed > limit + grace:
+                self.stop_worker()
+                return Result.failure(
+                    Status.TIMEOUT,
+                    f"trial {trial.id} exceeded its time limit of {limit:g}s; its worker "
+                    "process and everything it started were killed",
+                    duration=elapsed,
+                )
+
+    def _died(self, started: float) -> Result:
+        assert self.process is not None
+        self.process.join(timeout=5)
+        code = self.process.exitcode
+        self.stop_worker()
+        how = (
+            f"killed by signal {signal.Signals(-code).name}"
+            if code is not None and code < 0
+            else f"exited with status {code}"
+        )
+        return Result.failure(
+            Status.CRASHED,
+            f"the worker process running the trial {how}",
+            duration=time.monotonic() - started,
+        )
+
+
+def _worker_main(connection: Connection, memory_mb: int | None, threads: int) -> None:
+    """A worker: its own process group, a memory limit, ``threads`` threads for numerical
+    libraries, then trials until the pipe closes."""
+    os.setpgrp()
+    _limit_threads(threads)
+    if memory_mb is not None:
+        import resource
+
+        limit = int(memory_mb) * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    evaluator: Evaluator | None = None
+    while True:
+        try:
+            new_evaluator, trial = connection.recv()
+        except (EOFError, OSError):
+            return
+        if new_evaluator is not None:
+            evaluator = pickle.loads(new_evaluator)
+        connection.send(("started", None))
+        assert evaluator is not None
+        connection.send(("result", _evaluate(evaluator, trial, memory_mb)))
+
+
+#: Environment variables that size the thread pools of OpenMP and the BLAS libraries.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _limit_threads(threads: int) -> None:
+    """Keep ``workers`` trials from each starting one thread per core: the variables reach
+    libraries loaded later (LightGBM's OpenMP), threadpoolctl those already loaded."""
+    for variable in THREAD_VARIABLES:
+        os.environ[variable] = str(threads)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(threads)
+
+
+def _evaluate(evaluator: Evaluator, trial: Trial, memory_mb: int | None) -> Result:
+    started = time.perf_counter()
+    try:
+        return evaluator.evaluate(trial)
+    except MemoryError:
+        return Result.failure(
+            Status.MEMOUT,
+            f"trial {trial.id} exceeded its memory limit of {memory_mb} MB",
+            duration=time.perf_counter() - started,
+        )
+    except Exception:  # evaluators should not raise; if one does, the trial crashed
+        return Result.failure(
+            Status.CRASHED, traceback.format_exc(), duration=time.perf_counter() - started
+        )
+
+
+@hookimpl
+def register_executors(register) -> None:  # type: ignore[no-untyped-def]
+    register("processes", ProcessExecutor, "trials in worker processes, with time/memory limits")

@@ -1,0 +1,121 @@
+"""The process executor: trials that hang, exhaust memory or kill their process are recorded
+with their own status, and the run goes on."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from fault_evaluators import FaultyEvaluator
+from toy_plugin import toy_recipe
+
+from automl_core.builtins.processes import ProcessExecutor
+from automl_core.history import RunHistory
+from automl_core.recipe import parse_recipe
+from automl_core.runner import HISTORY_FILE, run
+from automl_core.trial import Status, Trial
+
+
+@pytest.fixture
+def executor():
+    executor = ProcessExecutor(workers=2, trial_time=1.0, trial_memory_mb=1024)
+    yield executor
+    executor.shutdown()
+
+
+def outcome(executor, config, trial_id=0, timeout=60):
+    return executor.submit(FaultyEvaluator(), Trial(trial_id, config)).result(timeout=timeout)
+
+
+def test_a_trial_past_its_time_is_killed_within_a_second_and_the_worker_replaced(executor):
+    late = outcome(executor, {"action": "sleep", "seconds": 30}, 1)
+    assert late.status is Status.TIMEOUT and "time limit of 1s" in late.error
+    # the trial's clock starts once its worker is up; killed within a second of the limit
+    assert 1.0 < late.duration < 2.0
+    after = outcome(executor, {"action": "ok"}, 2)
+    assert after.ok
+
+
+def test_memory_segfault_and_exit_each_get_their_status(executor):
+    memout = outcome(executor, {"action": "allocate", "mb": 4096})
+    assert memout.status is Status.MEMOUT and "1024 MB" in memout.error
+    assert outcome(executor, {"action": "allocate", "mb": 100}, 1).ok
+    segfault = outcome(executor, {"action": "segfault"}, 2)
+    assert segfault.status is Status.CRASHED and "SIGSEGV" in segfault.error
+    exited = outcome(executor, {"action": "exit"}, 3)
+    assert exited.status is Status.CRASHED and "exited with status 3" in exited.error
+    assert outcome(executor, {"action": "ok"}, 4).ok
+
+
+def test_a_timeout_kills_the_processes_the_trial_started(executor, tmp_path):
+    pid_file = tmp_path / "child.pid"
+    result = outcome(executor, {"action": "spawn-and-sleep", "pid_file": str(pid_file)})
+    assert result.status is Status.TIMEOUT
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_two_workers_run_two_trials_at_once(executor):
+    warm_up = [
+        executor.submit(FaultyEvaluator(), Trial(i, {"action": "sleep", "seconds": 0.3}))
+        for i in range(2)
+    ]  # both workers start and load the evaluator
+    assert all(f.result(timeout=60).ok for f in warm_up)
+    pids = set()
+    started = time.monotonic()
+    futures = [
+        executor.submit(FaultyEvaluator(), Trial(i, {"action": "sleep", "seconds": 0.6}))
+        for i in range(2, 4)
+    ]
+    for future in futures:
+        result = future.result(timeout=60)
+        assert result.ok
+        pids.add(result.info["pid"])
+    assert len(pids) == 2 and time.monotonic() - started < 1.15  # not 1.2 s: they overlapped
+
+
+def test_a_run_with_the_process_executor_and_limits(plugins, tmp_path):
+    recipe = parse_recipe(
+        toy_recipe(
+            executor={"name": "processes", "params": {"workers": 2}},
+            budget={"trials": 6, "trial_time": 60, "trial_memory_mb": 2048},
+        )
+    )
+    summary = run(recipe, tmp_path / "run", plugins=plugins)
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        statuses = {t.status for t in history.trials()}
+    assert summary.n_trials == 6 and summary.model_path is not None
+    assert statuses <= {"ok", "crashed"}  # the toy space has a crashing classifier
+
+
+def test_limits_without_an_isolating_executor_warn(plugins, tmp_path):
+    recipe = parse_recipe(toy_recipe(budget={"trials": 2, "trial_time": 5}))
+    with pytest.warns(UserWarning, match="not enforced by the executor 'sequential'"):
+        run(recipe, tmp_path / "run", plugins=plugins)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a killed child of a killed worker may linger as a zombie until reaped by init
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_cap_the_threads_of_numerical_libraries():
+    executor = ProcessExecutor(workers=1, threads_per_trial=1)
+    try:
+        result = outcome(executor, {"action": "threads"})
+    finally:
+        executor.shutdown()
+    assert result.ok and result.info["omp"] == "1"
+    assert result.info["max_threads"] == 1
