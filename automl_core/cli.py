@@ -1,4 +1,4 @@
-"""The ``automl`` command: run, validate, plugins, show, data.
+"""The ``automl`` command: run, resume, validate, plugins, show, data.
 
 Errors the user can fix (a bad recipe, unknown name, bad data) print one clear message and
 exit with status 2; a run that stopped on a plugin error exits with 1 after saving its work.
@@ -21,7 +21,7 @@ from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory
 from automl_core.plugins import KINDS, Plugins, load_plugins
 from automl_core.recipe import check_names, load_recipe
-from automl_core.runner import HISTORY_FILE, RunError, run, run_suite
+from automl_core.runner import HISTORY_FILE, RECIPE_FILE, RunError, RunSummary, run, run_suite
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,7 +47,18 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_argument("--out", type=Path, help="run folder (default: runs/<name>-<time>)")
     _add_set(run_cmd)
     run_cmd.add_argument("--quiet", action="store_true", help="no progress display")
+    run_cmd.add_argument(
+        "--resume", action="store_true", help="continue the interrupted run in --out"
+    )
     run_cmd.set_defaults(handler=cmd_run)
+
+    resume = commands.add_parser(
+        "resume", help="continue an interrupted run from its folder (its recipe.yaml)"
+    )
+    resume.add_argument("run_dir", type=Path)
+    _add_set(resume)
+    resume.add_argument("--quiet", action="store_true", help="no progress display")
+    resume.set_defaults(handler=cmd_resume)
 
     validate = commands.add_parser("validate", help="check a recipe without running it")
     validate.add_argument("recipe", type=Path)
@@ -83,6 +94,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from automl_core.progress import ProgressDisplay
 
     recipe = load_recipe(args.recipe, args.overrides)
+    if args.resume and args.out is None:
+        raise AutoMLError("--resume needs --out RUN_DIR: the folder of the run to continue")
     out = args.out or Path("runs") / f"{recipe.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     observers = () if args.quiet else (ProgressDisplay(),)
     if recipe.task.suite is not None:
@@ -94,7 +107,24 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"{suite.mean_normalised_regret:.4f}"
             )
         return 0
-    summary = run(recipe, out, observers=observers)
+    summary = run(recipe, out, observers=observers, resume=args.resume)
+    print_summary(summary)
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from automl_core.progress import ProgressDisplay
+
+    path = args.run_dir / RECIPE_FILE
+    if not path.is_file():
+        raise AutoMLError(f"{args.run_dir} is not a run folder ({RECIPE_FILE} is missing)")
+    recipe = load_recipe(path, args.overrides)
+    observers = () if args.quiet else (ProgressDisplay(),)
+    print_summary(run(recipe, args.run_dir, observers=observers, resume=True))
+    return 0
+
+
+def print_summary(summary: RunSummary) -> None:
     print(f"run folder: {summary.run_dir}")
     print(f"trials: {summary.n_trials} ({summary.stopped_because}, {summary.elapsed:.1f}s)")
     if summary.best_loss is not None:
@@ -108,7 +138,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"test {summary.metric}: {summary.test_scores.get(summary.metric, math.nan):.4f}")
     if summary.model_path:
         print(f"model: {summary.model_path}")
-    return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

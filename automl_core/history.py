@@ -73,6 +73,18 @@ class StoredTrial:
     def finished(self) -> bool:
         return self.status != RUNNING
 
+    def result(self) -> Result:
+        """The stored result (without predictions), as the strategy was told it."""
+        return Result(
+            status=Status(self.status),
+            loss=self.loss,
+            metrics=dict(self.metrics),
+            fit_time=self.fit_time or 0.0,
+            predict_time=self.predict_time or 0.0,
+            duration=self.duration or 0.0,
+            error=self.error,
+        )
+
 
 def _dump_array(array: np.ndarray) -> bytes:
     buffer = io.BytesIO()
@@ -116,9 +128,10 @@ class RunHistory:
 
     # -- trials --------------------------------------------------------------------------
     def start(self, trial: Trial) -> None:
-        """Record that ``trial`` was handed to an executor."""
+        """Record that ``trial`` was handed to an executor (again, for a trial re-queued on
+        resume: its row is replaced)."""
         self._db.execute(
-            "INSERT INTO trials (id, config, budget, origin, status, started_at) "
+            "INSERT OR REPLACE INTO trials (id, config, budget, origin, status, started_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             (
                 trial.id,
@@ -159,6 +172,11 @@ class RunHistory:
             rows = self._db.execute(f"{SELECT_TRIALS} WHERE status != ? ORDER BY id", (RUNNING,))
         else:
             rows = self._db.execute(f"{SELECT_TRIALS} ORDER BY id")
+        return [self._row(row) for row in rows]
+
+    def running(self) -> list[StoredTrial]:
+        """Trials started and never finished: those in flight when a run was killed."""
+        rows = self._db.execute(f"{SELECT_TRIALS} WHERE status = ? ORDER BY id", (RUNNING,))
         return [self._row(row) for row in rows]
 
     def count(self) -> int:

@@ -53,6 +53,11 @@ HISTORY_FILE = "history.sqlite"
 MODEL_FILE = "model.joblib"
 RECIPE_FILE = "recipe.yaml"
 SUMMARY_FILE = "summary.json"
+#: History meta key: seconds the run has searched so far (a resumed run starts from there).
+ELAPSED = "elapsed"
+#: Recipe sections that must not change when a run is resumed: they define what the trials
+#: already in the history mean.
+RESUME_FIXED = ("task", "space", "search", "seed", "metafeatures", "warmstart")
 #: How many of the best trials an ensembler may choose from.
 ENSEMBLE_POOL = 50
 
@@ -377,10 +382,10 @@ def plugin_versions(recipe: Recipe, plugins: Plugins) -> dict[str, dict[str, str
 class Budget:
     """Counts trials and seconds; says when the search must stop asking."""
 
-    def __init__(self, trials: int | None, seconds: float | None) -> None:
+    def __init__(self, trials: int | None, seconds: float | None, spent: float = 0.0) -> None:
         self.trials = trials
         self.seconds = seconds
-        self.started = time.monotonic()
+        self.started = time.monotonic() - spent  # a resumed run counts the time already spent
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -396,23 +401,39 @@ class Budget:
         return None
 
 
-def search(setup: Setup, history: RunHistory, plugins: Plugins, info: RunInfo) -> str:
-    """Ask, execute, store and tell until a budget ends; returns why it stopped."""
-    budget = Budget(setup.recipe.budget.trials, setup.recipe.budget.wall_time)
+def search(
+    setup: Setup,
+    history: RunHistory,
+    plugins: Plugins,
+    info: RunInfo,
+    requeued: list[Trial] | None = None,
+) -> str:
+    """Ask, execute, store and tell until a budget ends; returns why it stopped.
+
+    ``requeued`` are trials of an interrupted run that never finished: they run first, under
+    their own ids, before the strategy is asked for new ones.
+    """
+    budget = Budget(
+        setup.recipe.budget.trials, setup.recipe.budget.wall_time, history.get_meta(ELAPSED, 0.0)
+    )
     in_flight: dict[Future[Result], Trial] = {}
+    waiting = list(requeued or [])
     asked = history.count()
     stopped = ""
     while True:
         while len(in_flight) < max(1, setup.executor.capacity) and not stopped:
-            stopped = budget.exhausted(asked) or ""
-            if stopped:
-                break
-            candidate = _call("search strategy", "ask", setup.strategy.ask)
-            if candidate is None:
-                stopped = "search space exhausted"
-                break
-            trial = Trial.from_candidate(asked, candidate)
-            asked += 1
+            if waiting:
+                trial = waiting.pop(0)
+            else:
+                stopped = budget.exhausted(asked) or ""
+                if stopped:
+                    break
+                candidate = _call("search strategy", "ask", setup.strategy.ask)
+                if candidate is None:
+                    stopped = "search space exhausted"
+                    break
+                trial = Trial.from_candidate(asked, candidate)
+                asked += 1
             history.start(trial)
             in_flight[setup.executor.submit(setup.evaluator, trial)] = trial
         if not in_flight:
@@ -431,6 +452,7 @@ def search(setup: Setup, history: RunHistory, plugins: Plugins, info: RunInfo) -
             trial = in_flight.pop(future)
             result = _result_of(future)
             history.finish(trial, result)
+            history.set_meta(ELAPSED, budget.elapsed())
             _call(
                 "search strategy", "tell", setup.strategy.tell, trial, result.without_predictions()
             )
@@ -610,19 +632,23 @@ def run(
     plugins: Plugins | None = None,
     observers: tuple[object, ...] = (),
     benchmark: Benchmark | None = None,
+    resume: bool = False,
 ) -> RunSummary:
     """Run ``recipe`` into ``run_dir`` (created; must not hold an earlier run's history).
 
+    ``resume=True`` continues the interrupted run in ``run_dir`` instead: its finished trials
+    are told to the strategy again (so it neither forgets nor repeats them), trials that were
+    running are run again under their own ids, and the budget counts what was already spent.
     ``benchmark`` is the recipe's benchmark already built (a suite shares one).
     """
     started = time.monotonic()
     plugins = plugins or load_plugins()
     run_dir = Path(run_dir)
-    if (run_dir / HISTORY_FILE).exists():
-        raise AutoMLError(f"{run_dir} already holds a run ({HISTORY_FILE}); choose another folder")
+    _check_run_folder(run_dir, recipe, resume)
     setup = prepare(recipe, plugins, benchmark)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
+    if not resume:
+        (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
     for observer in observers:
         plugins.manager.register(observer)
     info = RunInfo(
@@ -636,11 +662,13 @@ def run(
         recipe.budget.wall_time,
     )
     with RunHistory(run_dir / HISTORY_FILE) as history:
-        _write_metadata(history, setup, plugins)
+        requeued = _replay(setup, history) if resume else []
+        if not resume:
+            _write_metadata(history, setup, plugins)
         plugins.manager.hook.on_run_start(run=info)
         failure: StrategyError | None = None
         try:
-            stopped = search(setup, history, plugins, info)
+            stopped = search(setup, history, plugins, info, requeued)
         except StrategyError as error:
             failure, stopped = error, f"error: {str(error).splitlines()[0]}"
         finally:
@@ -655,6 +683,39 @@ def run(
             f"{failure}\nThe {summary.n_trials} trials so far are kept in {run_dir}", summary
         ) from failure
     return summary
+
+
+def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:
+    """A new run needs a folder without a history; a resumed one, the history of the same
+    search (the recipe's task, space, search and seed unchanged; budgets may grow)."""
+    path = run_dir / HISTORY_FILE
+    if not resume:
+        if path.exists():
+            raise AutoMLError(
+                f"{run_dir} already holds a run ({HISTORY_FILE}); choose another folder, "
+                "or resume it (automl run --resume / automl resume)"
+            )
+        return
+    if not path.exists():
+        raise AutoMLError(f"cannot resume: {run_dir} holds no run ({HISTORY_FILE} is missing)")
+    with RunHistory(path) as history:
+        stored = history.get_meta("recipe", {})
+    changed = [key for key in RESUME_FIXED if stored.get(key) != recipe.raw.get(key)]
+    if changed:
+        raise AutoMLError(
+            f"cannot resume {run_dir} with a different {', '.join(changed)}: the trials "
+            "already run were for the stored recipe (recipe.yaml in the run folder); only "
+            "budget, executor, ensemble and name may change"
+        )
+
+
+def _replay(setup: Setup, history: RunHistory) -> list[Trial]:
+    """Tell the strategy every finished trial of the interrupted run, in order; return the
+    trials that were running when it stopped, to be run again."""
+    for stored in history.trials(finished_only=True):
+        _call("search strategy", "tell", setup.strategy.tell, stored.trial, stored.result())
+    history.set_meta("resumed_at", [*history.get_meta("resumed_at", []), time.time()])
+    return [stored.trial for stored in history.running()]
 
 
 def _write_metadata(history: RunHistory, setup: Setup, plugins: Plugins) -> None:
@@ -713,8 +774,9 @@ def run_suite(
     """Run ``recipe`` on every dataset of its benchmark's split ``task.suite``, each into
     ``run_dir/<dataset>/``; the benchmark's meta-data is loaded once for all of them.
 
-    A dataset whose run folder already holds a finished summary is not run again, so an
-    interrupted suite is continued by running it again into the same folder.
+    A dataset whose run folder already holds a finished summary is not run again, and one
+    whose run was interrupted is resumed, so an interrupted suite is continued by running it
+    again into the same folder.
     """
     started = time.monotonic()
     plugins = plugins or load_plugins()
@@ -735,13 +797,21 @@ def run_suite(
         if previous is not None:
             runs[dataset] = previous
             continue
+        unfinished = (folder / HISTORY_FILE).exists()
         raw_task = {"benchmark": recipe.raw["task"]["benchmark"], "dataset": dataset}
         one = replace(
             recipe,
             task=replace(recipe.task, dataset=dataset, suite=None),
             raw={**recipe.raw, "task": raw_task},
         )
-        runs[dataset] = run(one, folder, plugins=plugins, observers=observers, benchmark=benchmark)
+        runs[dataset] = run(
+            one,
+            folder,
+            plugins=plugins,
+            observers=observers,
+            benchmark=benchmark,
+            resume=unfinished,
+        )
     regrets = [
         r.benchmark["normalised_regret"]
         for r in runs.values()

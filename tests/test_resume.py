@@ -1,0 +1,109 @@
+"""Resuming an interrupted run: nothing finished is lost or repeated, running trials are run
+again under their ids, and a changed recipe is refused."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+from toy_plugin import toy_recipe
+
+from automl_core.cli import main
+from automl_core.errors import AutoMLError
+from automl_core.history import RunHistory
+from automl_core.recipe import parse_recipe
+from automl_core.runner import ELAPSED, HISTORY_FILE, run
+from automl_core.trial import Trial
+
+
+def trials_of(run_dir):
+    with RunHistory(run_dir / HISTORY_FILE) as history:
+        return history.trials()
+
+
+def test_resume_reruns_the_running_trial_and_completes_the_budget(plugins, tmp_path):
+    first = parse_recipe(toy_recipe(budget={"trials": 4}))
+    run(first, tmp_path / "run", plugins=plugins)
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:  # as if killed mid-trial 4
+        history.start(Trial(4, trials_of(tmp_path / "run")[0].trial.config | {}, None, "lost"))
+        history.set_meta(ELAPSED, 1.5)
+    before = {t.trial.id: t for t in trials_of(tmp_path / "run")}
+    summary = run(
+        parse_recipe(toy_recipe(budget={"trials": 8})),
+        tmp_path / "run",
+        plugins=plugins,
+        resume=True,
+    )
+    after = trials_of(tmp_path / "run")
+    assert summary.n_trials == 8 and [t.trial.id for t in after] == list(range(8))
+    assert all(t.finished for t in after)
+    for trial_id in range(4):  # finished trials untouched
+        assert after[trial_id].loss == before[trial_id].loss
+        assert after[trial_id].finished_at == before[trial_id].finished_at
+    assert after[4].trial.origin == "lost"  # the interrupted trial ran again, same id
+    keys = [yaml.safe_dump(t.trial.config) for t in after if t.trial.origin != "lost"]
+    assert len(set(keys)) == len(keys)  # the strategy was told the old trials: no repeats
+
+
+def test_resume_refuses_a_changed_search_and_a_missing_run(plugins, tmp_path):
+    run(parse_recipe(toy_recipe(budget={"trials": 2})), tmp_path / "run", plugins=plugins)
+    changed = parse_recipe(toy_recipe(budget={"trials": 4}, seed=9))
+    with pytest.raises(AutoMLError, match="with a different seed"):
+        run(changed, tmp_path / "run", plugins=plugins, resume=True)
+    with pytest.raises(AutoMLError, match="holds no run"):
+        run(changed, tmp_path / "elsewhere", plugins=plugins, resume=True)
+    with pytest.raises(AutoMLError, match="resume it"):
+        run(changed, tmp_path / "run", plugins=plugins)
+
+
+def test_sigkill_mid_search_then_resume(tmp_path, capsys):
+    """The real command, killed with SIGKILL while trials run, then ``automl resume``."""
+    budget = 40
+    recipe = {
+        "name": "killed",
+        "task": {"dataset": "sklearn:digits", "metric": "accuracy"},
+        "space": {
+            "name": "autosklearn-classification",
+            "params": {"include": {"classifier": ["decision_tree", "k_nearest_neighbors"]}},
+        },
+        "search": "random",
+        "budget": {"trials": budget},
+        "seed": 5,
+    }
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "automl_core.cli", "run", str(path), "--out", str(out)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and _count(out) < 5 and process.poll() is None:
+            time.sleep(0.02)
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    killed_at = _count(out)
+    assert 5 <= killed_at < budget
+    assert main(["resume", str(out), "--quiet"]) == 0
+    assert f"trials: {budget}" in capsys.readouterr().out
+    trials = trials_of(out)
+    assert [t.trial.id for t in trials] == list(range(budget))
+    assert all(t.finished for t in trials)
+    configs = [yaml.safe_dump(t.trial.config) for t in trials]
+    assert len(set(configs)) == budget  # none repeated
+
+
+def _count(run_dir) -> int:
+    if not (run_dir / HISTORY_FILE).exists():
+        return 0
+    try:
+        with RunHistory(run_dir / HISTORY_FILE) as history:
+            return len(history.trials(finished_only=True))
+    except Exception:  # the file is being created
+        return 0
