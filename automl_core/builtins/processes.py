@@ -1,9 +1,8 @@
 """The process executor: each trial runs in a worker process, under a time and memory limit.
 
 Real pipelines hang, exhaust memory and crash the interpreter. Here none of that reaches the
-driver: every worker is a separate process (started with ``spawn``, so no lock or thread state
-is inherited), in a process group of its own, with an address-space limit. The driver watches
-each trial's clock; a trial past its time has its worker's whole process group killed
+driver: every worker is a fresh Python process (no lock or thread state is inherited), in a
+process group of its own, with an address-space limit. The driver watches each trial's clock; a trial past its time has its worker's whole process group killed
 (``SIGKILL``: a fit stuck in C code is stopped too, which a ``signal``-based timeout cannot
 do), is recorded as ``timeout``, and a fresh worker takes the slot. A ``MemoryError`` inside
 the trial is recorded as ``memout``; a worker that dies (a segfault, ``os._exit``) as
@@ -16,10 +15,11 @@ It is the trial's evaluation that runs under the limits, not the loading of the 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -115,34 +115,52 @@ class _Slot:
         self.executor = executor
         self.index = index
         self.process: Any = None
-        self.connection: Connection | None = None
+        self.connection: _Channel | None = None
         self.evaluator_id: int | None = None
         self.thread = threading.Thread(target=self._serve, name=f"trial-worker-{index}")
         self.thread.daemon = True
 
     # -- the worker's life -------------------------------------------------------------------
     def start_worker(self) -> None:
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
-        self.process = context.Process(
-            target=_worker_main,
-            args=(child, self.executor.trial_memory_mb, self.executor.threads_per_trial),
-            daemon=True,
+        """A fresh worker: ``python -c`` with two pipes, in a session (and process group) of
+        its own. Not ``multiprocessing``: that refuses to start children from daemonic
+        processes, which is what Dask workers are."""
+        to_child_read, to_child_write = os.pipe()
+        from_child_read, from_child_write = os.pipe()
+        executor = self.executor
+        code = (
+            "from automl_core.builtins.processes import worker_main; "
+            f"worker_main({to_child_read}, {from_child_write}, "
+            f"{executor.trial_memory_mb!r}, {executor.threads_per_trial!r})"
         )
-        self.process.start()
-        child.close()
-        self.connection, self.evaluator_id = parent, None
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code],
+            pass_fds=(to_child_read, from_child_write),
+            start_new_session=True,
+            env=environment,
+        )
+        os.close(to_child_read)
+        os.close(from_child_write)
+        self.connection = _Channel(from_child_read, to_child_write)
+        self.evaluator_id = None
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def stop_worker(self) -> None:
         """Kill the worker and everything it started (its process group)."""
         if self.process is None:
             return
-        if self.process.is_alive():
+        if self.alive():
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 self.process.kill()
-        self.process.join(timeout=5)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            log.warning("worker process %s did not exit after SIGKILL", self.process.pid)
         if self.connection is not None:
             self.connection.close()
         self.process, self.connection = None, None
@@ -165,7 +183,7 @@ class _Slot:
                 self.stop_worker()
 
     def _run(self, evaluator: Evaluator, trial: Trial) -> Result:
-        if self.process is None or not self.process.is_alive():
+        if not self.alive():
             self.stop_worker()
             self.start_worker()
         assert self.connection is not None
@@ -189,7 +207,7 @@ class _Slot:
                     started, grace = time.monotonic(), 0.0
                     continue
                 return payload
-            if not self.process.is_alive():
+            if not self.alive():
                 return self._died(started)
             elapsed = time.monotonic() - started
             if limit is not None and elapsed > limit + grace:
@@ -203,8 +221,10 @@ class _Slot:
 
     def _died(self, started: float) -> Result:
         assert self.process is not None
-        self.process.join(timeout=5)
-        code = self.process.exitcode
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
         self.stop_worker()
         how = (
             f"killed by signal {signal.Signals(-code).name}"
@@ -218,10 +238,10 @@ class _Slot:
         )
 
 
-def _worker_main(connection: Connection, memory_mb: int | None, threads: int) -> None:
-    """A worker: its own process group, a memory limit, ``threads`` threads for numerical
-    libraries, then trials until the pipe closes."""
-    os.setpgrp()
+def worker_main(read_fd: int, write_fd: int, memory_mb: int | None, threads: int) -> None:
+    """A worker: a memory limit, ``threads`` threads for numerical libraries, then trials
+    until the driver closes the pipe. (Its own process group comes from its session.)"""
+    connection = _Channel(read_fd, write_fd)
     _limit_threads(threads)
     if memory_mb is not None:
         import resource
@@ -239,6 +259,27 @@ def _worker_main(connection: Connection, memory_mb: int | None, threads: int) ->
         connection.send(("started", None))
         assert evaluator is not None
         connection.send(("result", _evaluate(evaluator, trial, memory_mb)))
+
+
+class _Channel:
+    """Two one-way pipes used as one two-way connection (pickled messages)."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.reader = Connection(read_fd, writable=False)
+        self.writer = Connection(write_fd, readable=False)
+
+    def send(self, message: Any) -> None:
+        self.writer.send(message)
+
+    def recv(self) -> Any:
+        return self.reader.recv()
+
+    def poll(self, timeout: float) -> bool:
+        return self.reader.poll(timeout)
+
+    def close(self) -> None:
+        self.reader.close()
+        self.writer.close()
 
 
 #: Environment variables that size the thread pools of OpenMP and the BLAS libraries.

@@ -1,0 +1,1 @@
+"""Dask distributed as an automl-core executor."""
