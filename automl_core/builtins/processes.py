@@ -2,10 +2,11 @@
 
 Real pipelines hang, exhaust memory and crash the interpreter. Here none of that reaches the
 driver: every worker is a fresh Python process (no lock or thread state is inherited), in a
-process group of its own, with an address-space limit. The driver watches each trial's clock; a trial past its time has its worker's whole process group killed
-(``SIGKILL``: a fit stuck in C code is stopped too, which a ``signal``-based timeout cannot
-do), is recorded as ``timeout``, and a fresh worker takes the slot. A ``MemoryError`` inside
-the trial is recorded as ``memout``; a worker that dies (a segfault, ``os._exit``) as
+process group of its own, with an address-space limit. The driver watches each trial's
+clock; a trial past its time has its worker's whole process group killed (``SIGKILL``: a fit
+stuck in C code is stopped too, which a ``signal``-based timeout cannot do), is recorded as
+``timeout``, and a fresh worker takes the slot. A ``MemoryError`` inside the trial is recorded
+as ``memout``; a worker that dies (a segfault, ``os._exit``) as
 ``crashed`` with its exit status. Nothing else in the run is affected.
 
 The evaluator is sent to a worker once, not with every trial: it holds the training data.
