@@ -28,7 +28,7 @@ class StrategyPlugin:
 def test_builtins_are_registered_as_plugins():
     plugins = load_plugins(entry_points=False)
     assert plugins.registry.names("search_strategy") == ["random"]
-    assert plugins.registry.names("executor") == ["sequential"]
+    assert plugins.registry.names("executor") == ["processes", "sequential"]
     assert {"sklearn", "csv", "keel"} <= set(plugins.registry.names("dataset_source"))
     random = plugins.get("search_strategy", "random")
     assert random.origin.distribution == "automl-core"
