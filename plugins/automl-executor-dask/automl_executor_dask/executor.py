@@ -63,7 +63,7 @@ class DaskExecutor(Executor):
                     n_workers=self.workers,
                     threads_per_worker=1,
                     processes=True,
-                    dashboard_address=None,
+                    dashboard_address=":0",  # any free port: 8787 may be taken
                 )
                 self.client = Client(self.cluster)
             else:
