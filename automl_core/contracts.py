@@ -53,9 +53,11 @@ class MetaData:
     budgets: np.ndarray | None = None
     curves: np.ndarray | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    _rows: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.performance = np.asarray(self.performance, dtype=float)
+        self._rows = {name: i for i, name in enumerate(self.datasets)}
         expected = (len(self.datasets), len(self.configs))
         _check_shape("performance", self.performance, expected)
         if self.runtimes is not None:
@@ -90,10 +92,10 @@ class MetaData:
         return float(np.isfinite(self.performance).mean())
 
     def row(self, dataset: str) -> int:
-        """The row of ``dataset`` in ``performance``."""
+        """The row of ``dataset`` in ``performance`` (KeyError for an unknown dataset)."""
         try:
-            return self.datasets.index(dataset)
-        except ValueError:
+            return self._rows[str(dataset)]
+        except KeyError:
             raise KeyError(f"dataset {dataset!r} is not in this meta-data") from None
 
 

@@ -35,7 +35,6 @@ class TableBenchmark(Benchmark):
         self.pool: PoolSpace = metadata.pool
         self.name = name or metadata.space
         self.metric = str(metadata.info.get("metric", "loss"))
-        self._rows = {dataset: i for i, dataset in enumerate(metadata.datasets)}
 
     def datasets(self, split: str | None = None) -> list[str]:
         """All datasets (``split`` None or ``"all"``), or those of one of the source's splits."""
@@ -85,11 +84,12 @@ class TableBenchmark(Benchmark):
 
     def row(self, dataset: str) -> int:
         try:
-            return self._rows[str(dataset)]
+            return self.metadata.row(dataset)
         except KeyError:
             raise AutoMLError(
                 f"benchmark {self.name!r} has no dataset {dataset!r} "
-                f"({len(self._rows)} datasets; `automl data show {self.name}` lists them)"
+                f"({len(self.metadata.datasets)} datasets; `automl data show {self.name}` "
+                "lists them)"
             ) from None
 
 

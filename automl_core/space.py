@@ -30,7 +30,7 @@ from ConfigSpace import (
     ForbiddenEqualsClause,
     OrdinalHyperparameter,
 )
-from ConfigSpace.util import change_hp_value, get_one_exchange_neighbourhood
+from ConfigSpace.util import change_hp_value
 
 from automl_core.errors import InvalidConfigurationError
 from automl_core.trial import Config
@@ -311,10 +311,10 @@ class PipelineSpace:
         return config_key(config)
 
     def neighbours(self, config: Config, rng: np.random.Generator, n: int = 4) -> list[dict]:
-        """Configurations one hyper-parameter away (for local search)."""
-        seed = int(rng.integers(2**31 - 1))
-        iterator = get_one_exchange_neighbourhood(self.to_configuration(config), seed, n)
-        return [plain_config(c) for c in iterator]
+        """Configurations one decision away (for local search): :meth:`neighbour_vectors`,
+        decoded."""
+        rows = self.neighbour_vectors(self.encode([config])[0], rng, n)
+        return [self.decode(row) for row in rows]
 
     # -- vectors, for model-based search -----------------------------------------------------
     # Acquisition optimisers score thousands of candidates; turning each into a dict costs

@@ -24,6 +24,8 @@ from automl_smbo.optimizer import LocalSearch, rank_pool
 log = logging.getLogger(__name__)
 
 PENDING_LIES = ("mean", "min", "max")
+#: What a non-pool space must offer: the acquisition optimiser works on encoded rows.
+VECTOR_API = ("columns", "sample_vectors", "neighbour_vectors", "decode", "encode")
 #: Random configurations are drawn in batches of this size, at most this many batches.
 RANDOM_BATCH, RANDOM_BATCHES = 16, 50
 
@@ -80,10 +82,15 @@ class SMBO(SearchStrategy):
             )
         self.space = context.space
         self.is_pool = isinstance(context.space, PoolSpace)
+        missing = [m for m in VECTOR_API if not hasattr(self.space, m)]
+        if not self.is_pool and missing:
+            raise TypeError(
+                f"smbo searches a pool or a space of encoded rows; {type(self.space).__name__} "
+                f"lacks {', '.join(missing)} (see automl_core.space.PipelineSpace)"
+            )
         self.rng = np.random.default_rng(context.seed)
         self.surrogate: Surrogate = context.surrogate_factory()
-        if hasattr(self.space, "columns"):
-            self.surrogate.prepare(self.space.columns())
+        self.surrogate.prepare(self.space.columns())
         self.seen: set[str] = set()
         self.claimed_candidates: set[int] = set()
         self.observed: dict[str, tuple[np.ndarray, float]] = {}
@@ -118,16 +125,15 @@ class SMBO(SearchStrategy):
         """A random configuration not proposed before (None when none is left to find)."""
         for _ in range(RANDOM_BATCHES):
             if self.is_pool:
-                batch = self.space.sample(self.rng, RANDOM_BATCH)
+                configs = self.space.sample(self.rng, RANDOM_BATCH)
+                batch = [(config, None) for config in configs]
             else:  # decode lazily: turning a row into a configuration is the costly part
-                batch = (
-                    self.space.decode(row)
-                    for row in self.space.sample_vectors(self.rng, RANDOM_BATCH)
-                )
+                rows = self.space.sample_vectors(self.rng, RANDOM_BATCH)
+                batch = ((self.space.decode(row), row) for row in rows)
             found = False
-            for config in batch:
+            for config, row in batch:
                 found = True
-                if self._claim(config):
+                if self._claim(config, row):
                     return Candidate(config, origin="random")
             if not found:
                 break
@@ -145,7 +151,7 @@ class SMBO(SearchStrategy):
         ranked = self.local_search.rank(self.space, score, self._best_rows(), self.rng)
         for row, origin in zip(ranked.rows, ranked.origins, strict=True):
             config = self.space.decode(row)
-            if self._claim(config):
+            if self._claim(config, row):
                 return Candidate(config, origin=f"acquisition-{origin}")
         return None
 
@@ -172,13 +178,14 @@ class SMBO(SearchStrategy):
         rows = [vector for vector, _ in ordered[: self.local_search.n_starts // 2 or 1]]
         return np.vstack(rows) if rows else np.empty((0, 0))
 
-    def _claim(self, config: Config) -> bool:
-        """Mark ``config`` as proposed (and running); False if it was proposed before."""
+    def _claim(self, config: Config, row: np.ndarray | None = None) -> bool:
+        """Mark ``config`` (encoded as ``row``, when the caller has it) as proposed and
+        running; False if it was proposed before."""
         key = self.space.key(config)
         if key in self.seen:
             return False
         self._remember(key, config)
-        self.pending[key] = self.space.encode([config])[0]
+        self.pending[key] = self.space.encode([config])[0] if row is None else row
         return True
 
     def _remember(self, key: str, config: Config) -> None:

@@ -219,3 +219,14 @@ def test_without_a_surrogate_the_error_says_what_to_write():
 def test_bad_parameters_are_refused(params, message):
     with pytest.raises(ValueError, match=message):
         SMBO(**params)
+
+
+def test_a_space_without_encoded_rows_is_refused_with_what_it_lacks():
+    class ConfigsOnly:
+        def sample(self, rng, n):
+            return [{"x": float(rng.random())} for _ in range(n)]
+
+    with pytest.raises(TypeError, match="lacks columns, sample_vectors, neighbour_vectors"):
+        SMBO().setup(
+            SearchContext(space=ConfigsOnly(), seed=0, surrogate_factory=NeighbourSurrogate)
+        )
