@@ -29,8 +29,9 @@ def trials_of(run_dir):
 def test_resume_reruns_the_running_trial_and_completes_the_budget(plugins, tmp_path):
     first = parse_recipe(toy_recipe(budget={"trials": 4}))
     run(first, tmp_path / "run", plugins=plugins)
+    config = trials_of(tmp_path / "run")[0].trial.config
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:  # as if killed mid-trial 4
-        history.start(Trial(4, trials_of(tmp_path / "run")[0].trial.config | {}, None, "lost"))
+        history.start(Trial(4, config, None, "lost"))
         history.set_meta(ELAPSED, 1.5)
     before = {t.trial.id: t for t in trials_of(tmp_path / "run")}
     summary = run(
@@ -107,3 +108,12 @@ def _count(run_dir) -> int:
             return len(history.trials(finished_only=True))
     except Exception:  # the file is being created
         return 0
+
+
+def test_a_resumed_run_counts_the_time_already_spent(plugins, tmp_path):
+    run(parse_recipe(toy_recipe(budget={"trials": 2})), tmp_path / "run", plugins=plugins)
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        history.set_meta(ELAPSED, 100.0)  # as if the run had searched for 100 s
+    resumed = parse_recipe(toy_recipe(budget={"trials": 8, "wall_time": 50}))
+    summary = run(resumed, tmp_path / "run", plugins=plugins, resume=True)
+    assert summary.stopped_because == "wall-time budget reached" and summary.n_trials == 2

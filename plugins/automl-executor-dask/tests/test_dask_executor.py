@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from automl_core.contracts import Evaluator
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import HISTORY_FILE, run
+from automl_core.trial import Result, Status, Trial
+from automl_executor_dask.executor import DaskExecutor
 
 #: The ``dask`` command of this environment (``dask scheduler``, ``dask worker``).
 DASK = [str(Path(sys.executable).with_name("dask"))]
@@ -54,6 +57,26 @@ def finished(run_dir: Path) -> list:
             return history.trials(finished_only=True)
     except Exception:  # being created
         return []
+
+
+class SleepEvaluator(Evaluator):
+    """Sleeps ``seconds``: a trial that hangs, importable by the workers' sandboxes."""
+
+    def evaluate(self, trial: Trial) -> Result:
+        time.sleep(trial.config["seconds"])
+        return Result(Status.OK, 0.0)
+
+
+def test_the_time_limit_holds_on_a_dask_worker():
+    executor = DaskExecutor(workers=1)
+    executor.set_limits(1.0, None)
+    try:
+        quick = executor.submit(SleepEvaluator(), Trial(0, {"seconds": 0.1}))
+        assert quick.result(timeout=120).ok  # the sandbox is up
+        hung = executor.submit(SleepEvaluator(), Trial(1, {"seconds": 60})).result(timeout=60)
+    finally:
+        executor.shutdown()
+    assert hung.status is Status.TIMEOUT and 1.0 < hung.duration < 2.0
 
 
 def test_a_local_cluster_runs_the_trials_under_limits(plugins, tmp_path):

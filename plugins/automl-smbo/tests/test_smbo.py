@@ -28,6 +28,7 @@ class NeighbourSurrogate(Surrogate):
         self.prepared = list(columns)
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> NeighbourSurrogate:
+        self.y = np.array(y)
         self.model = KNeighborsRegressor(n_neighbors=min(3, len(y))).fit(X, y)
         self.scale = float(np.std(y)) + 1e-9
         return self
@@ -182,6 +183,7 @@ def test_warm_start_and_default_come_first_and_prepare_sees_the_columns():
 def test_failed_trials_count_as_the_worst_loss(branin_pool):
     strategy = SMBO(initial_design=4, random_fraction=0.0)
     strategy.setup(SearchContext(space=branin_pool, seed=0, surrogate_factory=NeighbourSurrogate))
+    ok_losses = []
     for i in range(6):
         candidate = strategy.ask()
         result = (
@@ -189,8 +191,12 @@ def test_failed_trials_count_as_the_worst_loss(branin_pool):
             if i % 2
             else Result(Status.OK, pool_loss(branin_pool)(candidate.config))
         )
+        ok_losses += [result.loss] if result.ok else []
         strategy.tell(Trial(i, candidate.config), result)
     assert strategy.ask().origin == "acquisition"
+    fitted = strategy.surrogate.y  # what the surrogate was fitted on for that ask
+    assert len(fitted) == 6 and np.isfinite(fitted).all()
+    assert sorted(fitted) == sorted(ok_losses + [max(ok_losses)] * 3)
 
 
 def test_a_finite_pool_is_exhausted_cleanly():
