@@ -4,6 +4,8 @@ with their own status, and the run goes on."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -53,6 +55,37 @@ def test_a_timeout_kills_the_processes_the_trial_started(executor, tmp_path):
     result = outcome(executor, {"action": "spawn-and-sleep", "pid_file": str(pid_file)})
     assert result.status is Status.TIMEOUT
     child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_workers_die_with_a_killed_driver(tmp_path):
+    """A driver killed with SIGKILL (a crashed ``automl run``, a lost Dask worker) takes its
+    trial workers, and what they started, with it: no orphan keeps a core busy."""
+    pid_file = tmp_path / "child.pid"
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.path[:0] = sys.argv[2:]\n"
+            "from fault_evaluators import FaultyEvaluator\n"
+            "from automl_core.builtins.processes import ProcessExecutor\n"
+            "from automl_core.trial import Trial\n"
+            "config = {'action': 'spawn-and-sleep', 'pid_file': sys.argv[1]}\n"
+            "ProcessExecutor(workers=1).submit(FaultyEvaluator(), Trial(0, config)).result()",
+            str(pid_file),
+            *sys.path,
+        ]
+    )
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert driver.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    driver.kill()
+    driver.wait()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and _alive(child):
         time.sleep(0.05)

@@ -243,6 +243,7 @@ def worker_main(read_fd: int, write_fd: int, memory_mb: int | None, threads: int
     """A worker: a memory limit, ``threads`` threads for numerical libraries, then trials
     until the driver closes the pipe. (Its own process group comes from its session.)"""
     connection = _Channel(read_fd, write_fd)
+    _die_with_parent()
     _limit_threads(threads)
     if memory_mb is not None:
         import resource
@@ -260,6 +261,28 @@ def worker_main(read_fd: int, write_fd: int, memory_mb: int | None, threads: int
         connection.send(("started", None))
         assert evaluator is not None
         connection.send(("result", _evaluate(evaluator, trial, memory_mb)))
+
+
+#: How often a worker checks that the process that started it is still alive, in seconds.
+ORPHAN_CHECK_S = 0.5
+
+
+def _die_with_parent() -> None:
+    """Kill this worker's process group as soon as its parent is gone.
+
+    A worker lives in a session of its own, so that a timeout can kill everything a trial
+    started; the price is that the death of its driver (a killed ``automl run``, a lost Dask
+    worker) does not reach it. Without this watch, an orphaned trial would go on using a core
+    until it finished, however long that takes.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_CHECK_S)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
 
 
 class _Channel:
