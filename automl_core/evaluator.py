@@ -4,6 +4,18 @@ The splits are drawn once, when the evaluator is made, so that every trial is sc
 same rows: losses are comparable and the stored out-of-sample predictions line up for
 ensembling. An exception in a pipeline becomes a ``crashed`` result with its traceback; it
 never stops the search.
+
+A trial's ``budget`` (multi-fidelity search) is a fraction of the full fidelity, 0 < b <= 1,
+spent one of two ways (the recipe's ``search.fidelity``):
+
+* ``subsample``: each fold's model is trained on a fraction ``b`` of that fold's training rows
+  (never fewer than ``MIN_SUBSAMPLE_ROWS``), always scored on the full validation rows. The
+  subsample at a budget is a prefix of one fixed, class-interleaved order of the rows, so a
+  larger budget sees a superset of the rows of a smaller one and every class early on.
+* ``iterations``: the pipeline's iterative components (:class:`~automl_core.space.Iterations`:
+  forests, boosting, MLP and SGD epochs) train ``b`` times their full length on all the rows;
+  a pipeline with no iterative component is subsampled instead, so every budget below 1 is
+  cheaper than a full evaluation.
 """
 
 from __future__ import annotations
@@ -25,6 +37,11 @@ from automl_core.dataset import Dataset
 from automl_core.metrics import METRICS, Metric
 from automl_core.space import BuildContext, PipelineSpace
 from automl_core.trial import Result, Status, Trial
+
+#: Ways a trial's budget can be spent (see the module docstring).
+FIDELITIES = ("iterations", "subsample")
+#: A subsample never has fewer training rows than this (or all of them, if fewer).
+MIN_SUBSAMPLE_ROWS = 100
 
 
 @dataclass(frozen=True)
@@ -86,7 +103,11 @@ class PipelineEvaluator(Evaluator):
         metric: Metric,
         resampling: Resampling,
         seed: int = 0,
+        fidelity: str = "iterations",
     ) -> None:
+        if fidelity not in FIDELITIES:
+            raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
+        self.fidelity = fidelity
         self.dataset = dataset
         self.space = space
         self.metric = metric
@@ -102,6 +123,13 @@ class PipelineEvaluator(Evaluator):
             self.y = np.asarray(dataset.y, dtype=float)
             self.n_classes = 0
         self.splits = make_splits(self.y, self.task, resampling, seed)
+        #: per fold, its training rows in the order subsamples take them
+        self.subsample_orders = [
+            interleaved_order(
+                len(train), self.y[train] if self.task == "classification" else None, seed
+            )
+            for train, _ in self.splits
+        ]
         #: rows whose out-of-sample predictions a result carries, in this order
         self.validation_rows = np.sort(np.concatenate([valid for _, valid in self.splits]))
 
@@ -122,13 +150,19 @@ class PipelineEvaluator(Evaluator):
         return result
 
     def _fit_and_score(self, trial: Trial) -> Result:
-        context = BuildContext(task=self.task, seed=self.seed)
+        budget = trial.budget if trial.budget is not None and trial.budget < 1 else None
+        spent = self._spent_as(trial, budget)
+        context = BuildContext(
+            task=self.task, seed=self.seed, budget=budget if spent == "iterations" else None
+        )
         template = self.space.build(trial.config, context)
         width = self.n_classes if self.task == "classification" else 1
         predictions = np.full((len(self.y), width), np.nan)
         fit_time = predict_time = 0.0
         X = self.dataset.X
-        for train, valid in self.splits:
+        for (train, valid), order in zip(self.splits, self.subsample_orders, strict=True):
+            if spent == "subsample" and budget is not None:
+                train = np.sort(train[order[: subsample_size(len(train), budget)]])
             model = clone(template)
             tick = time.perf_counter()
             with warnings.catch_warnings():
@@ -151,7 +185,17 @@ class PipelineEvaluator(Evaluator):
             fit_time=fit_time,
             predict_time=predict_time,
             predictions=held_out.astype(np.float32),
+            info={"budget": budget, "fidelity": spent} if budget is not None else {},
         )
+
+    def _spent_as(self, trial: Trial, budget: float | None) -> str | None:
+        """How ``budget`` is spent on this trial: ``iterations``, ``subsample``, or not at
+        all (full fidelity)."""
+        if budget is None:
+            return None
+        if self.fidelity == "iterations" and self.space.iterative(trial.config):
+            return "iterations"
+        return "subsample"
 
     def _predict(self, model: Any, X: pd.DataFrame) -> np.ndarray:
         with warnings.catch_warnings():
@@ -159,6 +203,28 @@ class PipelineEvaluator(Evaluator):
             if self.task == "classification":
                 return predict_scores(model, X, self.n_classes)
             return np.asarray(model.predict(X), dtype=float).reshape(-1, 1)
+
+
+def subsample_size(rows: int, budget: float) -> int:
+    """Training rows at ``budget``: a fraction of ``rows``, at least ``MIN_SUBSAMPLE_ROWS``."""
+    return min(rows, max(MIN_SUBSAMPLE_ROWS, round(budget * rows)))
+
+
+def interleaved_order(rows: int, labels: np.ndarray | None, seed: int) -> np.ndarray:
+    """A random order of ``rows`` rows in which every prefix is close to stratified.
+
+    Each class's rows are shuffled and spread evenly over the order (row ``k`` of a class of
+    ``c`` rows sits at ``k / c``), so the first rows hold one of every class and any prefix
+    keeps the class proportions. Without labels (regression), a plain shuffle.
+    """
+    rng = np.random.default_rng(seed)
+    if labels is None:
+        return rng.permutation(rows)
+    position = np.empty(rows)
+    for label in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == label))
+        position[members] = np.arange(len(members)) / len(members)
+    return np.lexsort((rng.random(rows), position))
 
 
 def score_all(task: str, y: np.ndarray, predictions: np.ndarray) -> dict[str, float]:

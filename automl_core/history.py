@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from automl_core.space import config_key
 from automl_core.trial import Result, Status, Trial
 
 RUNNING = "running"
@@ -183,12 +184,29 @@ class RunHistory:
         return int(self._db.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
 
     def best(self, n: int = 1) -> list[StoredTrial]:
-        """The ``n`` finished trials with the lowest loss (ties: earliest first)."""
+        """The ``n`` best finished trials of different configurations.
+
+        Losses at different budgets (multi-fidelity search) are not comparable: a trial at a
+        larger budget ranks before any at a smaller one (no budget counts as the full one),
+        then by loss (ties: earliest first). A configuration evaluated at several budgets
+        appears once, at its largest.
+        """
         rows = self._db.execute(
-            f"{SELECT_TRIALS} WHERE status = ? AND loss IS NOT NULL ORDER BY loss, id LIMIT ?",
-            (Status.OK.value, n),
+            f"{SELECT_TRIALS} WHERE status = ? AND loss IS NOT NULL "
+            "ORDER BY budget IS NOT NULL, budget DESC, loss, id",
+            (Status.OK.value,),
         )
-        return [self._row(row) for row in rows]
+        chosen: list[StoredTrial] = []
+        seen: set[str] = set()
+        for row in rows:
+            if len(chosen) == n:
+                break
+            stored = self._row(row)
+            key = config_key(stored.trial.config)
+            if key not in seen:
+                seen.add(key)
+                chosen.append(stored)
+        return chosen
 
     def predictions(self, trial_id: int) -> np.ndarray | None:
         row = self._db.execute(

@@ -183,10 +183,12 @@ class Plugins:
         return self.registry.get(kind, name)
 
     def create(self, kind: str, name: str, params: dict[str, Any] | None = None) -> Any:
-        """Build a component from its registered factory with the recipe's ``params``."""
+        """Build a component from its registered factory with the recipe's ``params``. (A
+        space's factory also receives every registered pipeline component, first.)"""
         registration = self.get(kind, name)
+        leading = (self.components(),) if kind == "space" else ()
         try:
-            return registration.obj(**(params or {}))
+            return registration.obj(*leading, **(params or {}))
         except TypeError as error:
             allowed = ", ".join(registration.parameters()) or "(none)"
             raise PluginError(

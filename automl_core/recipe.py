@@ -53,9 +53,24 @@ class TaskSpec:
 
 
 @dataclass(frozen=True)
+class FidelitySpec:
+    """``search.fidelity``: how a multi-fidelity budget is spent and its range.
+
+    On a data task ``kind`` is ``iterations`` or ``subsample`` and ``min``/``max`` are
+    fractions of full fidelity; on a benchmark task the benchmark fixes the kind and
+    ``min``/``max`` (in its units, e.g. training rows) narrow its range.
+    """
+
+    kind: str | None = None
+    min: float | None = None
+    max: float | None = None
+
+
+@dataclass(frozen=True)
 class SearchSpec:
     strategy: ComponentRef
     surrogate: ComponentRef | None = None
+    fidelity: FidelitySpec = FidelitySpec()
 
 
 @dataclass(frozen=True)
@@ -350,8 +365,8 @@ def _resampling(value: Any) -> Resampling:
 def _search(value: Any) -> SearchSpec:
     if isinstance(value, str):
         return SearchSpec(ComponentRef(_string("search", value)))
-    data = _mapping("search", value, "a strategy name or {strategy, params, surrogate}")
-    _check_keys("search", data, ("strategy", "params", "surrogate"))
+    data = _mapping("search", value, "a strategy name or {strategy, params, surrogate, fidelity}")
+    _check_keys("search", data, ("strategy", "params", "surrogate", "fidelity"))
     if "strategy" not in data:
         raise RecipeError("search.strategy", None, "a search strategy name (required)")
     params = data.get("params") or {}
@@ -360,7 +375,28 @@ def _search(value: Any) -> SearchSpec:
     return SearchSpec(
         ComponentRef(_string("search.strategy", data["strategy"]), dict(params)),
         None if surrogate is None else _component("search.surrogate", surrogate),
+        _fidelity(data.get("fidelity")),
     )
+
+
+def _fidelity(value: Any) -> FidelitySpec:
+    if value is None:
+        return FidelitySpec()
+    if isinstance(value, str):
+        value = {"kind": value}
+    data = _mapping("search.fidelity", value, "iterations, subsample, or {kind, min, max}")
+    _check_keys("search.fidelity", data, ("kind", "min", "max"))
+    kind = data.get("kind")
+    if kind is not None:
+        _string("search.fidelity.kind", kind)
+    low, high = data.get("min"), data.get("max")
+    if low is not None:
+        _number("search.fidelity.min", low, low=0, low_open=True)
+    if high is not None:
+        _number("search.fidelity.max", high, low=0, low_open=True)
+    if low is not None and high is not None and not low < high:
+        raise RecipeError("search.fidelity", data, "min < max")
+    return FidelitySpec(kind, low, high)
 
 
 def _warmstart(value: Any) -> WarmStartSpec | None:

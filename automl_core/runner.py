@@ -32,6 +32,7 @@ from automl_core.contracts import (
     Ensembler,
     Evaluator,
     Executor,
+    Fidelity,
     SearchContext,
     SearchStrategy,
     TaskDescription,
@@ -39,7 +40,7 @@ from automl_core.contracts import (
 )
 from automl_core.dataset import Dataset
 from automl_core.errors import AutoMLError, RecipeError
-from automl_core.evaluator import PipelineEvaluator, score_all
+from automl_core.evaluator import FIDELITIES, PipelineEvaluator, score_all
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric
 from automl_core.model import TrainedModel
@@ -213,7 +214,7 @@ def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None
             seed=recipe.seed,
             surrogate_factory=surrogate_factory if surrogate else None,
             warm_start=warm_start,
-            fidelity=lookup.benchmark.fidelity(lookup.dataset) if lookup else None,
+            fidelity=_fidelity(recipe, lookup),
             task=task,
             trial_budget=recipe.budget.trials,
         )
@@ -221,6 +222,51 @@ def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     _apply_limits(executor, recipe)
     return Setup(recipe, task, space, evaluator, strategy, executor, data, lookup)
+
+
+#: A data task's budget range when the recipe sets none: iterations where a pipeline has an
+#: iterative component (else a subsample), from a ninth of full fidelity (three rungs of
+#: successive halving with eta = 3: 1/9, 1/3, 1).
+DEFAULT_FIDELITY = Fidelity("iterations", 1 / 9, 1.0)
+
+
+def _fidelity(recipe: Recipe, lookup: BenchmarkTask | None) -> Fidelity | None:
+    """The budget range handed to the strategy: the recipe's ``search.fidelity`` over the
+    data task's default, or the benchmark's own range, narrowed by the recipe."""
+    wanted = recipe.search.fidelity
+    if lookup is None:
+        if wanted.kind is not None and wanted.kind not in FIDELITIES:
+            raise RecipeError(
+                "search.fidelity.kind", wanted.kind, f"one of {', '.join(FIDELITIES)}"
+            )
+        low = DEFAULT_FIDELITY.min if wanted.min is None else wanted.min
+        high = DEFAULT_FIDELITY.max if wanted.max is None else wanted.max
+        if high > 1 or not low < high:
+            raise RecipeError(
+                "search.fidelity", {"min": low, "max": high}, "0 < min < max <= 1 (fractions)"
+            )
+        return Fidelity(wanted.kind or DEFAULT_FIDELITY.kind, low, high)
+    offered = lookup.benchmark.fidelity(lookup.dataset)
+    if wanted == type(wanted)():
+        return offered
+    name = recipe.task.benchmark.name if recipe.task.benchmark else "?"
+    if offered is None:
+        raise RecipeError(
+            "search.fidelity", asdict(wanted), f"nothing: benchmark {name!r} has no fidelities"
+        )
+    if wanted.kind is not None and wanted.kind != offered.kind:
+        raise RecipeError(
+            "search.fidelity.kind", wanted.kind, f"{offered.kind!r}, the benchmark's own"
+        )
+    low = offered.min if wanted.min is None else wanted.min
+    high = offered.max if wanted.max is None else wanted.max
+    if not offered.min <= low < high <= offered.max:
+        raise RecipeError(
+            "search.fidelity",
+            {"min": low, "max": high},
+            f"min < max within the benchmark's range [{offered.min:g}, {offered.max:g}]",
+        )
+    return Fidelity(offered.kind, low, high)
 
 
 def _apply_limits(executor: Executor, recipe: Recipe) -> None:
@@ -270,8 +316,7 @@ def _data_task(
             f"({len(dataset.test_rows)} rows), which the run uses.",
         )
     train, test = split_test(dataset, recipe.task.test_size, recipe.seed)
-    space_registration = plugins.get("space", recipe.space.name)
-    space = space_registration.obj(plugins.components(), **recipe.space.params)
+    space = plugins.create("space", recipe.space.name, recipe.space.params)
     if not isinstance(space, PipelineSpace):
         raise RecipeError("space", recipe.space.name, "a pipeline space for a dataset task")
     if space.task != dataset.task:
@@ -289,7 +334,14 @@ def _data_task(
         metric=metric.name,
         metafeatures=_metafeatures(recipe, plugins, train),
     )
-    evaluator = PipelineEvaluator(train, space, metric, recipe.task.resampling, recipe.seed)
+    evaluator = PipelineEvaluator(
+        train,
+        space,
+        metric,
+        recipe.task.resampling,
+        recipe.seed,
+        fidelity=recipe.search.fidelity.kind or DEFAULT_FIDELITY.kind,
+    )
     return task, space, evaluator, DataTask(dataset, train, test, metric, space, evaluator)
 
 

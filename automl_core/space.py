@@ -96,10 +96,37 @@ def config_key(config: Config) -> str:
 
 @dataclass(frozen=True)
 class BuildContext:
-    """What a component may need to know when it builds its estimator."""
+    """What a component may need to know when it builds its estimator.
+
+    ``budget`` is the trial's fidelity as a fraction of the full training length (0 < budget
+    <= 1), for trials of a multi-fidelity search whose budget counts iterations; ``None``
+    means full length. Components do not read it: :meth:`PipelineSpace.build` applies it to
+    the components that declare :class:`Iterations`.
+    """
 
     task: str
     seed: int = 0
+    budget: float | None = None
+
+
+@dataclass(frozen=True)
+class Iterations:
+    """How an iterative component (a forest, boosting, an MLP, SGD) is trained for less.
+
+    ``parameter`` is the key of the component's parameters that its ``build`` reads for the
+    number of iterations (trees, boosting rounds, epochs): a hyper-parameter of the component,
+    or one it reads with a default of ``max``. At a budget ``b`` (a fraction of full fidelity)
+    the component gets ``b`` times its full count, never fewer than ``min``: auto-sklearn 2.0
+    trains trees 32 -> 512 and linear models 64 -> 1024 iterations this way.
+    """
+
+    parameter: str
+    min: int
+    max: int
+
+    def at_budget(self, budget: float, full: int) -> int:
+        """The iteration count at ``budget``, between ``min`` and ``full``."""
+        return int(min(full, max(self.min, round(budget * full))))
 
 
 @dataclass(frozen=True)
@@ -118,6 +145,8 @@ class PipelineComponent:
     hyperparameters: Callable[[], ConfigurationSpace] = ConfigurationSpace
     tasks: frozenset[str] = frozenset({"classification", "regression"})
     description: str = ""
+    #: Set for components whose training length a multi-fidelity budget can shorten.
+    iterations: Iterations | None = None
 
 
 @dataclass(frozen=True)
@@ -250,8 +279,21 @@ class PipelineSpace:
         return chosen
 
     def build(self, config: Config, context: BuildContext) -> Any:
-        """The estimator a configuration describes."""
-        return self.assemble(self.choices(self.validate(config)), context)
+        """The estimator a configuration describes, its iterative components shortened to
+        ``context.budget`` when one is set."""
+        chosen = self.choices(self.validate(config))
+        if context.budget is not None:
+            chosen = {
+                stage: (component, _at_budget(component, params, context.budget))
+                for stage, (component, params) in chosen.items()
+            }
+        return self.assemble(chosen, context)
+
+    def iterative(self, config: Config) -> bool:
+        """Whether a component of ``config`` declares :class:`Iterations` (a budget counted
+        in iterations can shorten it)."""
+        chosen = self.choices(self.validate(config))
+        return any(component.iterations for component, _ in chosen.values())
 
     def restrict(
         self,
@@ -480,6 +522,15 @@ class PoolSpace:
         if self.descriptions is None:
             return {"candidate": index}
         return dict(self.descriptions[index])
+
+
+def _at_budget(component: PipelineComponent, params: dict[str, Any], budget: float) -> dict:
+    """``params`` with the component's iteration count cut to ``budget``, if it has one."""
+    if component.iterations is None:
+        return params
+    name, declared = component.iterations.parameter, component.iterations
+    full = int(params.get(name, declared.max))
+    return {**params, name: declared.at_budget(budget, full)}
 
 
 def _vectors(rows: Sequence[np.ndarray], width: int) -> np.ndarray:

@@ -31,7 +31,7 @@ from typing import Any
 
 from ConfigSpace import ConfigurationSpace, Float, Integer
 
-from automl_core.space import BuildContext, PipelineComponent
+from automl_core.space import BuildContext, Iterations, PipelineComponent
 from automl_sklearn.hyperparameters import make_space
 from automl_sklearn.wrappers import EncodedLabels
 
@@ -99,6 +99,10 @@ def build_xgboost(task: str, params: dict[str, Any], context: BuildContext) -> A
     return xgboost.XGBRegressor(**_numbers(params), **common)
 
 
+#: ``n_estimators`` is a hyper-parameter (16..512); a multi-fidelity budget shortens it.
+BOOSTED_TREES_ITERATIONS = Iterations("n_estimators", 16, 512)
+
+
 def lightgbm_component(task: str) -> PipelineComponent:
     return PipelineComponent(
         name="lightgbm",
@@ -107,6 +111,7 @@ def lightgbm_component(task: str) -> PipelineComponent:
         hyperparameters=lightgbm_space,
         tasks=frozenset({task}),
         description="LightGBM gradient-boosted trees (not in auto-sklearn; documented space).",
+        iterations=BOOSTED_TREES_ITERATIONS,
     )
 
 
@@ -118,4 +123,5 @@ def xgboost_component(task: str) -> PipelineComponent:
         hyperparameters=xgboost_space,
         tasks=frozenset({task}),
         description="XGBoost gradient-boosted trees (not in auto-sklearn; documented space).",
+        iterations=BOOSTED_TREES_ITERATIONS,
     )

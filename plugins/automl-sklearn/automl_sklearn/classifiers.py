@@ -54,6 +54,11 @@ from automl_sklearn.fit_time import (
 )
 from automl_sklearn.hyperparameters import as_bool, make_space
 from automl_sklearn.shared import (
+    ADABOOST_ITERATIONS,
+    BOOSTING_ITERATIONS,
+    FOREST_ITERATIONS,
+    MLP_ITERATIONS,
+    SGD_ITERATIONS,
     SGD_MAX_ITER,
     decision_tree_kwargs,
     decision_tree_space,
@@ -83,7 +88,7 @@ def _adaboost_space() -> ConfigurationSpace:
     )
 
 
-@CLASSIFIERS.add("adaboost", _adaboost_space)
+@CLASSIFIERS.add("adaboost", _adaboost_space, iterations=ADABOOST_ITERATIONS)
 def adaboost(params: dict[str, Any], context: BuildContext) -> AdaBoostClassifier:
     """AdaBoost over decision trees of depth ``max_depth``."""
     return AdaBoostClassifier(
@@ -145,14 +150,14 @@ def _forest_space(bootstrap_default: str) -> ConfigurationSpace:
     )
 
 
-@CLASSIFIERS.add("extra_trees", partial(_forest_space, "False"))
+@CLASSIFIERS.add("extra_trees", partial(_forest_space, "False"), iterations=FOREST_ITERATIONS)
 def extra_trees(params: dict[str, Any], context: BuildContext) -> Any:
     """Extra trees (512); each split draws n_features ** ``max_features`` features."""
     forest = ExtraTreesClassifier(**forest_kwargs(params, context.seed))
     return resolved(forest, n_features_power, "max_features", params["max_features"])
 
 
-@CLASSIFIERS.add("random_forest", partial(_forest_space, "True"))
+@CLASSIFIERS.add("random_forest", partial(_forest_space, "True"), iterations=FOREST_ITERATIONS)
 def random_forest(params: dict[str, Any], context: BuildContext) -> Any:
     """Random forest (512 trees); each split draws n_features ** ``max_features`` features."""
     forest = RandomForestClassifier(**forest_kwargs(params, context.seed))
@@ -163,7 +168,7 @@ def _gradient_boosting_space() -> ConfigurationSpace:
     return hist_gradient_boosting_space(Constant("loss", "auto"))
 
 
-@CLASSIFIERS.add("gradient_boosting", _gradient_boosting_space)
+@CLASSIFIERS.add("gradient_boosting", _gradient_boosting_space, iterations=BOOSTING_ITERATIONS)
 def gradient_boosting(params: dict[str, Any], context: BuildContext) -> Any:
     """Histogram gradient boosting (up to 512 iterations), with optional early stopping."""
     model = HistGradientBoostingClassifier(
@@ -274,7 +279,7 @@ def libsvm_svc(params: dict[str, Any], context: BuildContext) -> DecisionProba:
     )
 
 
-@CLASSIFIERS.add("mlp", partial(mlp_space, "relu"))
+@CLASSIFIERS.add("mlp", partial(mlp_space, "relu"), iterations=MLP_ITERATIONS)
 def mlp(params: dict[str, Any], context: BuildContext) -> MLPClassifier:
     """Multi-layer perceptron (adam, up to 512 epochs, early stopping)."""
     return MLPClassifier(**mlp_kwargs(params, context.seed))
@@ -290,7 +295,7 @@ def _passive_aggressive_space() -> ConfigurationSpace:
     )
 
 
-@CLASSIFIERS.add("passive_aggressive", _passive_aggressive_space)
+@CLASSIFIERS.add("passive_aggressive", _passive_aggressive_space, iterations=SGD_ITERATIONS)
 def passive_aggressive(params: dict[str, Any], context: BuildContext) -> DecisionProba:
     """Passive-aggressive linear classifier: ``loss`` hinge is PA-I, squared_hinge PA-II
     (built as scikit-learn's equivalent SGDClassifier, step size ``C``)."""
@@ -303,7 +308,7 @@ def passive_aggressive(params: dict[str, Any], context: BuildContext) -> Decisio
             fit_intercept=as_bool(params["fit_intercept"]),
             tol=float(params["tol"]),
             average=as_bool(params["average"]),
-            max_iter=SGD_MAX_ITER,
+            max_iter=int(params.get("max_iter", SGD_MAX_ITER)),
             shuffle=True,
             random_state=context.seed,
         )
@@ -344,7 +349,7 @@ def _sgd_space() -> ConfigurationSpace:
 _PROBABILISTIC_LOSSES = {"log_loss", "modified_huber"}
 
 
-@CLASSIFIERS.add("sgd", _sgd_space)
+@CLASSIFIERS.add("sgd", _sgd_space, iterations=SGD_ITERATIONS)
 def sgd(params: dict[str, Any], context: BuildContext) -> Any:
     """Linear model trained by stochastic gradient descent (``loss="log"`` is logistic
     regression, today's ``"log_loss"``)."""

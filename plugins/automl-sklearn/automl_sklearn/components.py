@@ -8,7 +8,7 @@ from typing import Any
 
 from ConfigSpace import ConfigurationSpace
 
-from automl_core.space import BuildContext, PipelineComponent
+from automl_core.space import BuildContext, Iterations, PipelineComponent
 
 Build = Callable[[dict[str, Any], BuildContext], Any]
 
@@ -37,6 +37,7 @@ class ComponentList(list[PipelineComponent]):
         hyperparameters: Callable[[], ConfigurationSpace] = ConfigurationSpace,
         *,
         tasks: Iterable[str] | None = None,
+        iterations: Iterations | None = None,
     ) -> Callable[[Build], Build]:
         def declare(build: Build) -> Build:
             description = (inspect.getdoc(build) or "").split("\n\n")[0].replace("\n", " ")
@@ -48,6 +49,7 @@ class ComponentList(list[PipelineComponent]):
                     hyperparameters=hyperparameters,
                     tasks=frozenset(tasks) if tasks is not None else self.tasks,
                     description=description,
+                    iterations=iterations,
                 )
             )
             return build

@@ -45,6 +45,11 @@ from automl_sklearn.components import ComponentList
 from automl_sklearn.fit_time import at_most_n_samples, depth_from_factor, rbf_kernel, resolved
 from automl_sklearn.hyperparameters import as_bool, make_space
 from automl_sklearn.shared import (
+    ADABOOST_ITERATIONS,
+    BOOSTING_ITERATIONS,
+    FOREST_ITERATIONS,
+    MLP_ITERATIONS,
+    SGD_ITERATIONS,
     decision_tree_kwargs,
     decision_tree_space,
     forest_kwargs,
@@ -80,7 +85,7 @@ def _adaboost_space() -> ConfigurationSpace:
     )
 
 
-@REGRESSORS.add("adaboost", _adaboost_space)
+@REGRESSORS.add("adaboost", _adaboost_space, iterations=ADABOOST_ITERATIONS)
 def adaboost(params: dict[str, Any], context: BuildContext) -> AdaBoostRegressor:
     """AdaBoost.R2 over regression trees of depth ``max_depth``."""
     return AdaBoostRegressor(
@@ -140,14 +145,14 @@ def _forest_space(bootstrap_default: str) -> ConfigurationSpace:
     )
 
 
-@REGRESSORS.add("extra_trees", partial(_forest_space, "False"))
+@REGRESSORS.add("extra_trees", partial(_forest_space, "False"), iterations=FOREST_ITERATIONS)
 def extra_trees(params: dict[str, Any], context: BuildContext) -> ExtraTreesRegressor:
     """Extra trees (512); each split draws the fraction ``max_features`` of the features."""
     kwargs = forest_kwargs(params, context.seed)
     return ExtraTreesRegressor(max_features=float(params["max_features"]), **kwargs)
 
 
-@REGRESSORS.add("random_forest", partial(_forest_space, "True"))
+@REGRESSORS.add("random_forest", partial(_forest_space, "True"), iterations=FOREST_ITERATIONS)
 def random_forest(params: dict[str, Any], context: BuildContext) -> RandomForestRegressor:
     """Random forest (512 trees); each split draws the fraction ``max_features`` of the
     features."""
@@ -185,7 +190,7 @@ def _gradient_boosting_space() -> ConfigurationSpace:
     )
 
 
-@REGRESSORS.add("gradient_boosting", _gradient_boosting_space)
+@REGRESSORS.add("gradient_boosting", _gradient_boosting_space, iterations=BOOSTING_ITERATIONS)
 def gradient_boosting(params: dict[str, Any], context: BuildContext) -> Any:
     """Histogram gradient boosting on the squared error (up to 512 iterations)."""
     kwargs = hist_gradient_boosting_kwargs(params, context.seed)
@@ -277,7 +282,7 @@ def libsvm_svr(params: dict[str, Any], context: BuildContext) -> TransformedTarg
     return _standardized_target(svr)
 
 
-@REGRESSORS.add("mlp", partial(mlp_space, "tanh"))
+@REGRESSORS.add("mlp", partial(mlp_space, "tanh"), iterations=MLP_ITERATIONS)
 def mlp(params: dict[str, Any], context: BuildContext) -> TransformedTargetRegressor:
     """Multi-layer perceptron (adam, up to 512 epochs, early stopping) on the standardized
     target."""
@@ -296,7 +301,7 @@ def _sgd_space() -> ConfigurationSpace:
     )
 
 
-@REGRESSORS.add("sgd", _sgd_space)
+@REGRESSORS.add("sgd", _sgd_space, iterations=SGD_ITERATIONS)
 def sgd(params: dict[str, Any], context: BuildContext) -> TransformedTargetRegressor:
     """Linear model trained by stochastic gradient descent on the standardized target
     (``squared_loss`` is today's ``squared_error``)."""

@@ -20,6 +20,7 @@ from ConfigSpace import (
     Integer,
 )
 
+from automl_core.space import Iterations
 from automl_sklearn.hyperparameters import NONE, as_bool, make_space, optional
 
 #: auto-sklearn (scikit-learn < 1.0) criterion names -> today's names. ``friedman_mse`` is
@@ -33,6 +34,13 @@ FOREST_SIZE = 512
 MAX_ITER = 512
 #: Epochs of the linear SGD models (auto-sklearn's maximum).
 SGD_MAX_ITER = 1024
+#: Multi-fidelity budgets shorten these (auto-sklearn 2.0: trees 32 -> 512, linear 64 -> 1024).
+FOREST_ITERATIONS = Iterations("n_estimators", 32, FOREST_SIZE)
+BOOSTING_ITERATIONS = Iterations("max_iter", 32, MAX_ITER)
+MLP_ITERATIONS = Iterations("max_iter", 32, MAX_ITER)
+SGD_ITERATIONS = Iterations("max_iter", 64, SGD_MAX_ITER)
+#: AdaBoost's ``n_estimators`` is a hyper-parameter (50..500); a budget shortens it to 16+.
+ADABOOST_ITERATIONS = Iterations("n_estimators", 16, 500)
 #: libsvm iterations for auto-sklearn's ``max_iter = -1`` ("no limit"). A kernel SVM that
 #: cannot converge (e.g. a cubic kernel on unscaled features with C = 10^4) otherwise runs
 #: forever; converging fits of data this framework handles stay far below this.
@@ -72,7 +80,7 @@ def forest_space(
 def forest_kwargs(params: dict[str, Any], seed: int) -> dict[str, Any]:
     """Arguments of a scikit-learn forest, ``max_features`` excepted (its meaning varies)."""
     return {
-        "n_estimators": FOREST_SIZE,
+        "n_estimators": int(params.get("n_estimators", FOREST_SIZE)),
         "criterion": criterion(params["criterion"]),
         "max_depth": optional(params["max_depth"]),
         "min_samples_split": int(params["min_samples_split"]),
@@ -147,7 +155,7 @@ def hist_gradient_boosting_kwargs(params: dict[str, Any], seed: int) -> dict[str
     early_stop = params["early_stop"]
     return {
         "learning_rate": float(params["learning_rate"]),
-        "max_iter": MAX_ITER,
+        "max_iter": int(params.get("max_iter", MAX_ITER)),
         "min_samples_leaf": int(params["min_samples_leaf"]),
         "max_depth": optional(params["max_depth"]),
         "max_leaf_nodes": optional(params["max_leaf_nodes"]),
@@ -208,7 +216,7 @@ def mlp_kwargs(params: dict[str, Any], seed: int) -> dict[str, Any]:
         "alpha": float(params["alpha"]),
         "batch_size": batch_size if batch_size == "auto" else int(batch_size),
         "learning_rate_init": float(params["learning_rate_init"]),
-        "max_iter": MAX_ITER,
+        "max_iter": int(params.get("max_iter", MAX_ITER)),
         "shuffle": as_bool(params["shuffle"]),
         "tol": float(params["tol"]),
         "early_stopping": params["early_stopping"] == "valid",
@@ -230,7 +238,7 @@ def sgd_kwargs(params: dict[str, Any], seed: int, default_power_t: float) -> dic
         "alpha": float(params["alpha"]),
         "l1_ratio": float(params.get("l1_ratio", 0.15)),
         "fit_intercept": as_bool(params["fit_intercept"]),
-        "max_iter": SGD_MAX_ITER,
+        "max_iter": int(params.get("max_iter", SGD_MAX_ITER)),
         "tol": float(params["tol"]),
         "epsilon": float(params.get("epsilon", 0.1)),
         "learning_rate": params["learning_rate"],

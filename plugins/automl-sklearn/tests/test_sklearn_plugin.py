@@ -97,5 +97,5 @@ def test_core_loader_finds_the_registrations() -> None:
     assert {"autosklearn-classification", "autosklearn-regression"} <= set(
         plugins.registry.names("space")
     )
-    space = plugins.create("space", "autosklearn-regression", {"components": plugins.components()})
+    space = plugins.create("space", "autosklearn-regression")
     assert space.task == "regression"
