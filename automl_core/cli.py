@@ -207,14 +207,30 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"{args.run_dir}: {len(trials)} trials on {dataset}, metric {metric}, "
         + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
     )
-    ranked = sorted(trials, key=lambda t: (t.loss, t.trial.id))[: args.top]
+    # losses at different budgets are not comparable: the largest budget ranks first
+    budgeted = any(t.trial.budget is not None for t in trials)
+    ranked = sorted(
+        trials,
+        key=lambda t: (
+            -(math.inf if t.trial.budget is None else t.trial.budget),
+            t.loss,
+            t.trial.id,
+        ),
+    )[: args.top]
+    budget_header = f" {'budget':>8}" if budgeted else ""
     print(
-        f"{'rank':>4} {'trial':>5} {'loss':>9} {'status':<8} {'origin':<10} {'time':>7}  pipeline"
+        f"{'rank':>4} {'trial':>5}{budget_header} {'loss':>9} {'status':<8} {'origin':<10} "
+        f"{'time':>7}  pipeline"
     )
     for rank, t in enumerate(ranked, 1):
         loss = "-" if not math.isfinite(t.loss) else f"{t.loss:.4f}"
+        budget = (
+            ""
+            if not budgeted
+            else f" {'full' if t.trial.budget is None else f'{t.trial.budget:.4g}':>8}"
+        )
         print(
-            f"{rank:>4} {t.trial.id:>5} {loss:>9} {t.status:<8} {t.trial.origin:<10} "
+            f"{rank:>4} {t.trial.id:>5}{budget} {loss:>9} {t.status:<8} {t.trial.origin:<10} "
             f"{(t.duration or 0):>6.2f}s  {describe_pipeline(t.trial.config)}"
         )
     if summary and summary.get("test_scores"):

@@ -1,0 +1,1 @@
+"""Successive halving, Hyperband and ASHA as automl-core search strategies."""

@@ -1,0 +1,27 @@
+"""Registers ``successive_halving``, ``hyperband`` and ``asha``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from automl_core import hookimpl
+from automl_halving.strategy import AsynchronousHalving, Hyperband, SuccessiveHalving
+
+
+@hookimpl
+def register_search_strategies(register: Callable[..., None]) -> None:
+    register(
+        "successive_halving",
+        SuccessiveHalving,
+        "successive halving (eta, budgets from search.fidelity); BOHB-style with a surrogate",
+    )
+    register(
+        "hyperband",
+        Hyperband,
+        "Hyperband's brackets of successive halving; BOHB-style with a surrogate",
+    )
+    register(
+        "asha",
+        AsynchronousHalving,
+        "asynchronous successive halving (ASHA): promotes without waiting for a rung",
+    )
