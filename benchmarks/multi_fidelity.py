@@ -1,0 +1,169 @@
+"""Multi-fidelity search on learning curves: regret against the total budget spent.
+
+Each strategy runs ``--trials`` trials on each of the first ``--datasets`` datasets of a
+benchmark with learning curves (LCDB: the budget is the training-set size), through the real
+run loop (``automl run`` with ``task: {benchmark: lcdb, dataset: ...}``), for each seed.
+
+The budget spent by a trial is its training size as a fraction of the largest (a trial at
+full budget costs 1; random search, SMBO and evolution always pay 1). After each trial the
+*incumbent* is the configuration the run would return: the best trial at the largest budget
+evaluated so far (as ``RunHistory.best``). Its regret is that of its **full-budget** stored
+loss, normalised per dataset, ``(loss - best) / (worst - best)``, so a configuration that only
+looked good on a small subsample is not credited for it. Prints the mean regret (over
+datasets and seeds) once 1, 2, 3, 5, 10, 20 full evaluations' worth of budget are spent, and
+the mean rank of each strategy at the same points.
+
+    python benchmarks/multi_fidelity.py --datasets 40 --seeds 0 1 2 \\
+        --strategies random hyperband hyperband:rf successive_halving asha evolution smbo:rf
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import rankdata
+from table_lookup import parse_params, search_section
+
+from automl_core.history import RunHistory
+from automl_core.plugins import load_plugins
+from automl_core.recipe import parse_recipe
+from automl_core.runner import HISTORY_FILE, normalised_regret, run
+from automl_core.space import config_key
+from automl_core.trial import Trial
+
+#: Budget spent, in full evaluations, at which the regret is reported.
+SPENT = (1, 2, 3, 5, 10, 20)
+
+
+def incumbent_curve(run_dir: Path, full_loss, max_budget: float) -> tuple[np.ndarray, np.ndarray]:
+    """(cumulative budget spent, full-budget loss of the incumbent) after each trial."""
+    with RunHistory(run_dir / HISTORY_FILE) as history:
+        trials = history.trials(finished_only=True)
+    spent, losses = [], []
+    total, top_budget, incumbent = 0.0, -np.inf, (np.inf, None)
+    for stored in trials:
+        budget = max_budget if stored.trial.budget is None else stored.trial.budget
+        total += budget / max_budget
+        if np.isfinite(stored.loss):
+            if budget > top_budget:  # a larger budget: its trials outrank every smaller one
+                top_budget, incumbent = budget, (stored.loss, stored.trial.config)
+            elif budget == top_budget and stored.loss < incumbent[0]:
+                incumbent = (stored.loss, stored.trial.config)
+        spent.append(total)
+        losses.append(full_loss(incumbent[1]) if incumbent[1] is not None else np.inf)
+    return np.array(spent), np.array(losses)
+
+
+def regret_at(spent: np.ndarray, regrets: np.ndarray, points) -> np.ndarray:
+    """The regret once each point's budget was spent (the last trial within it); the run's
+    final regret if it ended before spending that much (it ran out of candidates)."""
+    values = []
+    for point in points:
+        within = np.flatnonzero(spent <= point + 1e-9)
+        values.append(regrets[within[-1]] if len(within) else 1.0)
+    return np.array(values)
+
+
+def run_strategy(spec, params, benchmark_name, benchmark, datasets, trials, seed, plugins, folder):
+    """(datasets x points) regrets of one strategy and seed, and the wall time."""
+    rows = []
+    started = time.perf_counter()
+    for dataset in datasets:
+        recipe = parse_recipe(
+            {
+                "name": spec.replace(":", "-"),
+                "task": {"benchmark": benchmark_name, "dataset": dataset},
+                "search": search_section(spec, params),
+                "budget": {"trials": trials},
+                "seed": seed,
+            }
+        )
+        run_dir = folder / f"{spec.replace(':', '-')}-{seed}-{dataset}"
+        summary = run(recipe, run_dir, plugins=plugins, benchmark=benchmark)
+        best, worst = summary.benchmark["best_possible"], summary.benchmark["worst_possible"]
+        evaluator = benchmark.evaluator(dataset, seed)
+        cache: dict[str, float] = {}
+
+        def full_loss(config, evaluator=evaluator, cache=cache):
+            key = config_key(config)
+            if key not in cache:
+                cache[key] = evaluator.evaluate(Trial(0, config)).loss
+            return cache[key]
+
+        fidelity = benchmark.fidelity(dataset)
+        spent, losses = incumbent_curve(run_dir, full_loss, fidelity.max)
+        regrets = np.array([normalised_regret(loss, best, worst) for loss in losses])
+        rows.append(regret_at(spent, regrets, SPENT))
+    return np.vstack(rows), time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--benchmark", default="lcdb")
+    parser.add_argument("--split", default="all")
+    parser.add_argument("--datasets", type=int, default=40, help="first N datasets (0: all)")
+    parser.add_argument("--strategies", nargs="+", default=["random", "hyperband"])
+    parser.add_argument(
+        "--trials", type=int, default=150, help="trials per run: enough to spend the largest point"
+    )
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--param", action="append", default=[], metavar="STRATEGY.NAME=VALUE")
+    args = parser.parse_args()
+    plugins = load_plugins()
+    benchmark = plugins.create("benchmark", args.benchmark)
+    datasets = benchmark.datasets(args.split)
+    datasets = datasets[: args.datasets] if args.datasets else datasets
+    print(
+        f"# {args.benchmark}/{args.split}: {len(datasets)} datasets, up to {args.trials} trials, "
+        f"seeds {args.seeds}; {platform.machine()}, Python {platform.python_version()}"
+    )
+    results: dict[str, np.ndarray] = {}  # spec -> (seeds * datasets) x points
+    seconds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in args.strategies:
+            per_seed, seconds[spec] = [], 0.0
+            for seed in args.seeds:
+                found, took = run_strategy(
+                    spec,
+                    parse_params(args.param),
+                    args.benchmark,
+                    benchmark,
+                    datasets,
+                    args.trials,
+                    seed,
+                    plugins,
+                    Path(tmp),
+                )
+                per_seed.append(found)
+                seconds[spec] += took
+            results[spec] = np.vstack(per_seed)
+    print_tables(results, seconds)
+
+
+def print_tables(results: dict[str, np.ndarray], seconds: dict[str, float]) -> None:
+    header = " | ".join(f"{point:g}" for point in SPENT)
+    print("\nMean normalised regret of the incumbent (full-budget loss) after spending N full")
+    print("evaluations' worth of budget:\n")
+    print(f"| strategy | {header} | wall time |")
+    print("|---|" + "---:|" * (len(SPENT) + 1))
+    for spec, regrets in results.items():
+        cells = " | ".join(f"{value:.4f}" for value in regrets.mean(axis=0))
+        print(f"| {spec} | {cells} | {seconds[spec]:.0f}s |")
+    specs = list(results)
+    stacked = np.stack([results[s] for s in specs])  # strategies x runs x points
+    ranks = np.apply_along_axis(rankdata, 0, stacked)
+    print("\nMean rank (1 = best, ties share):\n")
+    print(f"| strategy | {header} |")
+    print("|---|" + "---:|" * len(SPENT))
+    for index, spec in enumerate(specs):
+        cells = " | ".join(f"{value:.2f}" for value in ranks[index].mean(axis=0))
+        print(f"| {spec} | {cells} |")
+
+
+if __name__ == "__main__":
+    main()
