@@ -9,6 +9,7 @@ parameters are simply its constructor's keyword arguments.
 from __future__ import annotations
 
 import abc
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -17,8 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from automl_core.errors import InvalidConfigurationError
 from automl_core.space import EncodingColumn, PoolSpace, SearchSpace
 from automl_core.trial import Candidate, Config, Result, Trial
+
+log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------------------
 # Meta-data and meta-features
@@ -197,6 +201,21 @@ class SearchContext:
     #: The run's trial budget, when the recipe sets one (strategies that size an initial
     #: design by the run's length read it; the run loop still owns the budget).
     trial_budget: int | None = None
+
+    def warm_start_configs(self) -> list[dict[str, Any]]:
+        """The warm start's configurations that are valid in the space, validated, in order.
+
+        A warm-starter may suggest configurations of another space version (meta-data from
+        an older release, a restricted space); each invalid one is skipped with a warning
+        rather than failing the run.
+        """
+        valid = []
+        for config in self.warm_start.configs if self.warm_start else []:
+            try:
+                valid.append(self.space.validate(config))
+            except InvalidConfigurationError as error:
+                log.warning("skipping a warm-start configuration: %s", error)
+        return valid
 
 
 class SearchStrategy(abc.ABC):

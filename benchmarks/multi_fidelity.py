@@ -27,12 +27,11 @@ from pathlib import Path
 
 import numpy as np
 from scipy.stats import rankdata
-from table_lookup import parse_params, search_section
+from table_lookup import parse_params, run_on
 
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, normalised_regret, run
+from automl_core.runner import HISTORY_FILE, normalised_regret
 from automl_core.space import config_key
 from automl_core.trial import Trial
 
@@ -74,17 +73,9 @@ def run_strategy(spec, params, benchmark_name, benchmark, datasets, trials, seed
     rows = []
     started = time.perf_counter()
     for dataset in datasets:
-        recipe = parse_recipe(
-            {
-                "name": spec.replace(":", "-"),
-                "task": {"benchmark": benchmark_name, "dataset": dataset},
-                "search": search_section(spec, params),
-                "budget": {"trials": trials},
-                "seed": seed,
-            }
+        run_dir, summary = run_on(
+            spec, params, benchmark_name, benchmark, dataset, trials, seed, plugins, folder
         )
-        run_dir = folder / f"{spec.replace(':', '-')}-{seed}-{dataset}"
-        summary = run(recipe, run_dir, plugins=plugins, benchmark=benchmark)
         best, worst = summary.benchmark["best_possible"], summary.benchmark["worst_possible"]
         evaluator = benchmark.evaluator(dataset, seed)
         cache: dict[str, float] = {}

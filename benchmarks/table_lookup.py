@@ -64,22 +64,29 @@ def regret_curve(run_dir: Path, best: float, worst: float, trials: int) -> np.nd
     return padded
 
 
+def run_on(spec, params, benchmark_name, benchmark, dataset, trials, seed, plugins, folder):
+    """One run of strategy ``spec`` on one dataset of the benchmark: its folder and summary."""
+    recipe = parse_recipe(
+        {
+            "name": spec.replace(":", "-"),
+            "task": {"benchmark": benchmark_name, "dataset": dataset},
+            "search": search_section(spec, params),
+            "budget": {"trials": trials},
+            "seed": seed,
+        }
+    )
+    run_dir = folder / f"{spec.replace(':', '-')}-{seed}-{dataset}"
+    return run_dir, run(recipe, run_dir, plugins=plugins, benchmark=benchmark)
+
+
 def curves_of(spec, params, benchmark_name, benchmark, datasets, trials, seed, plugins, folder):
     """(datasets x trials) regret curves of one strategy and seed, and the wall time."""
     curves = []
     started = time.perf_counter()
     for dataset in datasets:
-        recipe = parse_recipe(
-            {
-                "name": spec.replace(":", "-"),
-                "task": {"benchmark": benchmark_name, "dataset": dataset},
-                "search": search_section(spec, params),
-                "budget": {"trials": trials},
-                "seed": seed,
-            }
+        run_dir, summary = run_on(
+            spec, params, benchmark_name, benchmark, dataset, trials, seed, plugins, folder
         )
-        run_dir = folder / f"{spec.replace(':', '-')}-{seed}-{dataset}"
-        summary = run(recipe, run_dir, plugins=plugins, benchmark=benchmark)
         best, worst = summary.benchmark["best_possible"], summary.benchmark["worst_possible"]
         curves.append(regret_curve(run_dir, best, worst, trials))
     return np.vstack(curves), time.perf_counter() - started

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
-from automl_core.errors import InvalidConfigurationError
 from automl_core.hookspecs import hookimpl
 from automl_core.trial import Candidate, Config, Result, Trial
-
-log = logging.getLogger(__name__)
 
 
 class RandomSearch(SearchStrategy):
@@ -33,13 +28,7 @@ class RandomSearch(SearchStrategy):
         self.buffer: list[dict] = []
         if self.include_default and hasattr(context.space, "default"):
             self.queue.append(Candidate(context.space.default(), origin="default"))
-        for config in context.warm_start.configs if context.warm_start else []:
-            try:
-                valid = context.space.validate(config)
-            except InvalidConfigurationError as error:
-                log.warning("skipping a warm-start configuration: %s", error)
-                continue
-            self.queue.append(Candidate(valid, origin="warmstart"))
+        self.queue += [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
 
     def ask(self) -> Candidate | None:
         while self.queue:

@@ -15,7 +15,6 @@ whatever the population holds at the moment it is asked for.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,11 +23,8 @@ from typing import Any
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
-from automl_core.errors import InvalidConfigurationError
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_evolution.operators import PoolVariation, Variation, variation_for
-
-log = logging.getLogger(__name__)
 
 #: Tournament size unless the recipe sets one: a quarter of the default population, Real et
 #: al.'s ratio.
@@ -128,11 +124,7 @@ class Evolution(SearchStrategy):
     def _initial_members(self, context: SearchContext) -> list[Candidate]:
         """The warm start's valid configurations, then random samples up to ``population``."""
         queue = []
-        for config in context.warm_start.configs if context.warm_start else []:
-            try:
-                queue.append(Candidate(self.space.validate(config), origin="warmstart"))
-            except InvalidConfigurationError as error:
-                log.warning("skipping a warm-start configuration: %s", error)
+        queue += [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
         missing = self.population - len(queue)
         if missing > 0:
             queue += [Candidate(c, origin="random") for c in self.space.sample(self.rng, missing)]

@@ -16,21 +16,16 @@ candidates and neighbours of the best ones at that budget (the whole pool, on a 
 
 from __future__ import annotations
 
-import logging
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
 from automl_core.contracts import SearchContext, SearchSpace, Surrogate
-from automl_core.errors import InvalidConfigurationError
 from automl_core.space import PoolSpace
 from automl_core.trial import Candidate, Config
-
-log = logging.getLogger(__name__)
 
 #: At most this many pool candidates are scored per model-based sample.
 POOL_SAMPLE = 4096
@@ -60,7 +55,7 @@ class NewConfigurations:
         #: BOHB fits at n + 1 points (n dimensions), Auto-sklearn at n / 2; capped so that a
         #: space of hundreds of encoded columns still gets a model within a short run.
         self.min_points = min_points or max(3, min(20, math.ceil(width / 2) + 1))
-        self.queue: list[Config] = list(_valid(self.space, context))
+        self.queue: list[Config] = context.warm_start_configs()
         self.seen: set[str] = set()
         #: the largest budget each proposed configuration was asked at
         self.reached: dict[str, tuple[Config, float]] = {}
@@ -172,13 +167,3 @@ def expected_improvement(mean: np.ndarray, std: np.ndarray, best: float) -> np.n
     std = np.maximum(std, 1e-12)
     z = (best - mean) / std
     return (best - mean) * norm.cdf(z) + std * norm.pdf(z)
-
-
-def _valid(space: SearchSpace, context: SearchContext) -> list[dict[str, Any]]:
-    valid = []
-    for config in context.warm_start.configs if context.warm_start else []:
-        try:
-            valid.append(space.validate(config))
-        except InvalidConfigurationError as error:
-            log.warning("skipping a warm-start configuration: %s", error)
-    return valid

@@ -9,19 +9,15 @@ search from trusting a wrong model forever (SMAC's interleaved random design).
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
-from automl_core.errors import InvalidConfigurationError
 from automl_core.space import PoolSpace
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import LocalSearch, rank_pool
-
-log = logging.getLogger(__name__)
 
 PENDING_LIES = ("mean", "min", "max")
 #: What a non-pool space must offer: the acquisition optimiser works on encoded rows.
@@ -99,11 +95,7 @@ class SMBO(SearchStrategy):
 
     def _initial_queue(self, context: SearchContext) -> list[Candidate]:
         queue = []
-        for config in context.warm_start.configs if context.warm_start else []:
-            try:
-                queue.append(Candidate(self.space.validate(config), origin="warmstart"))
-            except InvalidConfigurationError as error:
-                log.warning("skipping a warm-start configuration: %s", error)
+        queue += [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
         if not self.is_pool and hasattr(self.space, "default"):
             queue.append(Candidate(self.space.default(), origin="default"))
         missing = self.initial_design - len(queue)
