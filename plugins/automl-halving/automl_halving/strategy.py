@@ -147,6 +147,8 @@ class SuccessiveHalving(_Halving):
             self.schedule = hyperband_brackets(self.min_budget, self.max_budget, self.eta)
         else:
             self.schedule = [halving_bracket(self.min_budget, self.max_budget, self.eta)]
+        #: Hyperband's brackets, most aggressive first, for when the scheduled one cannot start
+        self.fallbacks = hyperband_brackets(self.min_budget, self.max_budget, self.eta)
         self.started = 0
         self.open: list[Bracket] = []
         self.pending: dict[tuple[str, float], list[Slot]] = defaultdict(list)
@@ -157,12 +159,17 @@ class SuccessiveHalving(_Halving):
             candidate = self._next_in(bracket)
             if candidate is not None:
                 return candidate
-        bracket = Bracket(list(self.schedule[self.started % len(self.schedule)]))
+        scheduled = self.schedule[self.started % len(self.schedule)]
         self.started += 1
-        candidate = self._next_in(bracket)
-        if candidate is not None:  # None: no configuration left to start a bracket with
-            self.open.append(bracket)
-        return candidate
+        # A bracket that finds nothing to start at its smallest budget (a small pool, all of
+        # it evaluated there) gives way to a less aggressive one that starts higher up.
+        for rungs in [scheduled, *self.fallbacks]:
+            bracket = Bracket(list(rungs))
+            candidate = self._next_in(bracket)
+            if candidate is not None:
+                self.open.append(bracket)
+                return candidate
+        return None  # no configuration left to start at any budget
 
     def _next_in(self, bracket: Bracket) -> Candidate | None:
         """The bracket's next trial, or None while it waits for results."""

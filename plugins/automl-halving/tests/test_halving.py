@@ -161,6 +161,19 @@ def test_a_small_pool_shrinks_the_bracket_and_revisits_at_larger_budgets():
     assert len(trials) > 5 and {t.origin for t in trials} >= {"random", "promotion"}
 
 
+def test_successive_halving_on_a_small_pool_goes_on_at_larger_budgets():
+    space = pool(size=5)
+    trials = drive(started(SuccessiveHalving(eta=3), space), space, 40)
+    pairs = [(space.key(t.config), round(t.budget, 6)) for t in trials]
+    assert len(pairs) == len(set(pairs))
+    first = [t for t in trials if t.budget == pytest.approx(1 / 9)]
+    assert len(first) == 5  # every candidate once at the smallest budget
+    assert len(trials) > 8  # then brackets that start higher up, not the end of the run
+    assert {space.key(t.config) for t in trials if t.budget == pytest.approx(1.0)} == {
+        space.key({"candidate": i}) for i in range(5)
+    }  # until every candidate has had the full budget
+
+
 def test_the_same_seed_gives_the_same_search():
     space = pool()
     one = drive(started(Hyperband(), space, seed=4), space, 30)
