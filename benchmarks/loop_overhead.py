@@ -89,7 +89,7 @@ def main() -> None:
     spaces = {}
     for name in ("autosklearn-classification",):
         try:
-            spaces[name] = plugins.get("space", name).obj(plugins.components())
+            spaces[name] = plugins.create("space", name)
         except Exception as error:  # the sklearn plugin may not be installed
             print(f"(skipping {name}: {error})")
     print(f"{args.trials} trials, median of {args.repeats} runs, ms per trial")

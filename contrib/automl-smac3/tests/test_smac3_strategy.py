@@ -12,12 +12,10 @@ import pytest
 
 pytest.importorskip("smac", reason="needs smac: pip install -e contrib/automl-smac3")
 
+from peer_checks import check_oboe_run, check_pipeline_run, grid_pool, ok, pool_loss
 from smac.runhistory.enumerations import StatusType
 
 from automl_core.contracts import SearchContext, WarmStart
-from automl_core.history import RunHistory
-from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, run
 from automl_core.space import PoolSpace
 from automl_core.trial import Result, Status, Trial
 from automl_smac3.strategy import SMAC3
@@ -26,34 +24,10 @@ from automl_smac3.strategy import SMAC3
 FAST = {"local_search_max_steps": 5, "challengers": 2000, "n_trees": 3}
 
 
-def stored_trials(run_dir):
-    with RunHistory(run_dir / HISTORY_FILE) as history:
-        return history.trials()
-
-
-def grid_pool(n: int = 25) -> PoolSpace:
-    """A 5 x 5 grid in [0, 4]^2 plus a constant column; the candidate at index 7 is not offered."""
-    xs, ys = np.meshgrid(np.arange(5.0), np.arange(5.0))
-    encodings = np.column_stack([xs.ravel(), ys.ravel(), np.full(n, 3.0)])
-    available = np.ones(n, dtype=bool)
-    available[7] = False
-    return PoolSpace("grid", encodings, available=available)
-
-
-def pool_loss(space: PoolSpace, config: dict) -> float:
-    """Distance to the grid point (3, 1): a smooth objective SMAC's forest can learn."""
-    x, y, _ = space.encodings[config["candidate"]]
-    return float(math.hypot(x - 3, y - 1))
-
-
 def strategy_on(space, seed: int = 0, warm: list | None = None, **params) -> SMAC3:
     strategy = SMAC3(**{**FAST, **params})
     strategy.setup(SearchContext(space=space, seed=seed, warm_start=WarmStart(warm or [])))
     return strategy
-
-
-def ok(loss: float) -> Result:
-    return Result(Status.OK, loss)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,47 +36,21 @@ def ok(loss: float) -> Result:
 
 
 def test_oboe_run_proposes_each_candidate_once_and_beats_the_median(plugins, tmp_path):
-    recipe = parse_recipe(
-        {
-            "task": {"benchmark": "oboe", "dataset": "3"},
-            "search": {"strategy": "smac3", "params": {"expected_trials": 30, **FAST}},
-            "budget": {"trials": 30},
-            "seed": 0,
-        }
+    trials = check_oboe_run(
+        {"strategy": "smac3", "params": {"expected_trials": 30, **FAST}}, plugins, tmp_path
     )
-    summary = run(recipe, tmp_path / "run", plugins=plugins)
-    trials = stored_trials(tmp_path / "run")
-    candidates = [t.trial.config["candidate"] for t in trials]
-    assert summary.n_trials == len(trials) == 30
-    assert len(set(candidates)) == 30  # never the same candidate twice
-    assert all(t.status == "ok" for t in trials)
-    benchmark = plugins.create("benchmark", "oboe")
-    assert set(candidates) <= {c["candidate"] for c in benchmark.space("3").candidates()}
-    losses = benchmark.metadata.performance[benchmark.metadata.row("3")]
-    assert summary.best_loss < np.nanmedian(losses)
     origins = {t.trial.origin for t in trials}
     assert "initial" in origins and "model" in origins  # SMAC's model took over
 
 
 def test_pipeline_run_proposes_valid_configurations(plugins, cheap_space, cheap_include, tmp_path):
-    recipe = parse_recipe(
-        {
-            "task": {"dataset": "sklearn:iris"},
-            "space": {"name": "autosklearn-classification", "params": {"include": cheap_include}},
-            "search": {"strategy": "smac3", "params": {"expected_trials": 6, **FAST}},
-            "budget": {"trials": 6},
-            "seed": 0,
-        }
+    check_pipeline_run(
+        {"strategy": "smac3", "params": {"expected_trials": 6, **FAST}},
+        plugins,
+        cheap_space,
+        cheap_include,
+        tmp_path,
     )
-    summary = run(recipe, tmp_path / "run", plugins=plugins)
-    trials = stored_trials(tmp_path / "run")
-    assert summary.n_trials == 6 and all(t.status == "ok" for t in trials)
-    for stored in trials:
-        config = dict(stored.trial.config)
-        assert cheap_space.validate(config) == config
-        assert config["classifier:__choice__"] in cheap_include["classifier"]
-    assert len({cheap_space.key(t.trial.config) for t in trials}) == 6
-    assert summary.best_loss < 0.2  # a real pipeline on iris
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def space() -> PipelineSpace:
     follow the feature-learning preprocessors."""
     sklearn_plugin = pytest.importorskip("automl_sklearn.plugin")
     plugins = load_plugins(extra=[sklearn_plugin], entry_points=False)
-    full = plugins.get("space", "autosklearn-classification").obj(plugins.components())
+    full = plugins.create("space", "autosklearn-classification")
     return full.restrict(include={"classifier": CLASSIFIERS})
 
 

@@ -54,7 +54,7 @@ def main() -> None:
     GPSurrogate().fit(rng.random((5, 3)), rng.random(5))  # imports and first-call set-up
     report("10-d", lambda n: rng.random((n, 10)), None)
     plugins = load_plugins()
-    space = plugins.get("space", "autosklearn-classification").obj(plugins.components())
+    space = plugins.create("space", "autosklearn-classification")
     columns = space.columns()
     width = sum(max(c.categories, 1) for c in columns)
     label = f"auto-sklearn {len(columns)}->{width}-d"

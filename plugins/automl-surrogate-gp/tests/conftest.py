@@ -18,7 +18,6 @@ def autosklearn_space():
 
     plugins = load_plugins()
     try:
-        registration = plugins.get("space", "autosklearn-classification")
+        return plugins.create("space", "autosklearn-classification")
     except UnknownComponentError:
         pytest.skip("automl-sklearn (space autosklearn-classification) is not installed")
-    return registration.obj(plugins.components())

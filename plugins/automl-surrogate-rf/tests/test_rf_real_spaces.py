@@ -28,7 +28,7 @@ MAX_FEATURES = "classifier:random_forest:max_features"
 def autosklearn_space() -> PipelineSpace:
     sklearn_plugin = pytest.importorskip("automl_sklearn.plugin")
     plugins = load_plugins(extra=[sklearn_plugin], entry_points=False)
-    return plugins.get("space", "autosklearn-classification").obj(plugins.components())
+    return plugins.create("space", "autosklearn-classification")
 
 
 def synthetic_loss(X: np.ndarray, columns: list[EncodingColumn]) -> np.ndarray:
