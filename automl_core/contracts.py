@@ -44,6 +44,9 @@ class MetaData:
     defines them. Multi-fidelity sources add ``budgets`` (increasing, e.g. train sizes) and
     ``curves[i, j, k]``, the loss of ``configs[j]`` on ``datasets[i]`` at ``budgets[k]``.
     ``info`` keeps what is particular to one source (provenance, licence, initial designs).
+    Two of its keys are read by :class:`~automl_core.lookup.TableBenchmark`: ``metric`` (what
+    the losses measure, shown in summaries) and ``fidelity`` (what ``budgets`` count, e.g.
+    ``train_size``; ``budget`` when absent).
     """
 
     datasets: list[str]
@@ -186,6 +189,15 @@ class Fidelity:
     kind: str
     min: float
     max: float
+
+
+#: How a data task's budget (a fraction of full fidelity) can be spent; see
+#: :mod:`automl_core.evaluator`.
+DATA_FIDELITY_KINDS = ("iterations", "subsample")
+#: A data task's budget range when the recipe sets none: iterations where a pipeline has an
+#: iterative component (else a subsample), from a ninth of full fidelity (three rungs of
+#: successive halving with eta = 3: 1/9, 1/3, 1).
+DEFAULT_DATA_FIDELITY = Fidelity("iterations", 1 / 9, 1.0)
 
 
 @dataclass
@@ -335,6 +347,8 @@ class Benchmark(abc.ABC):
 
 
 __all__ = [
+    "DATA_FIDELITY_KINDS",
+    "DEFAULT_DATA_FIDELITY",
     "Benchmark",
     "Config",
     "Ensembler",

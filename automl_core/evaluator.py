@@ -32,14 +32,12 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 from sklearn.preprocessing import LabelEncoder
 
-from automl_core.contracts import Evaluator
+from automl_core.contracts import DATA_FIDELITY_KINDS, Evaluator
 from automl_core.dataset import Dataset
 from automl_core.metrics import METRICS, Metric
 from automl_core.space import BuildContext, PipelineSpace
 from automl_core.trial import Result, Status, Trial
 
-#: Ways a trial's budget can be spent (see the module docstring).
-FIDELITIES = ("iterations", "subsample")
 #: A subsample never has fewer training rows than this (or all of them, if fewer).
 MIN_SUBSAMPLE_ROWS = 100
 
@@ -105,8 +103,8 @@ class PipelineEvaluator(Evaluator):
         seed: int = 0,
         fidelity: str = "iterations",
     ) -> None:
-        if fidelity not in FIDELITIES:
-            raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
+        if fidelity not in DATA_FIDELITY_KINDS:
+            raise ValueError(f"fidelity must be one of {DATA_FIDELITY_KINDS}, got {fidelity!r}")
         self.fidelity = fidelity
         self.dataset = dataset
         self.space = space

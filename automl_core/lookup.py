@@ -50,11 +50,7 @@ class TableBenchmark(Benchmark):
         return sorted({*self.metadata.splits, ALL})
 
     def space(self, dataset: str) -> PoolSpace:
-        """The candidates with a stored loss at the full budget on ``dataset``.
-
-        With learning curves, a candidate whose curve stops early (it failed or timed out at
-        a larger size) is not offered either: at the full budget there is nothing to look up.
-        """
+        """The candidates with a stored loss at the full budget on ``dataset``."""
         return self.pool.restrict(np.isfinite(self.metadata.performance[self.row(dataset)]))
 
     def evaluator(self, dataset: str, seed: int = 0) -> LookupEvaluator:
@@ -79,7 +75,7 @@ class TableBenchmark(Benchmark):
         if not measured.any():
             return None
         budgets = self.metadata.budgets[measured]
-        kind = str(self.metadata.info.get("fidelity", "train_size"))
+        kind = str(self.metadata.info.get("fidelity", "budget"))
         return Fidelity(kind=kind, min=float(budgets.min()), max=float(budgets.max()))
 
     def row(self, dataset: str) -> int:
@@ -113,7 +109,7 @@ class LookupEvaluator(Evaluator):
             return Result.failure(Status.CRASHED, f"not a candidate of this pool: {trial.config}")
         loss, budget = self._loss(int(index), trial.budget)
         if not np.isfinite(loss):
-            where = "" if budget is None else f" at budget {trial.budget}"
+            where = "" if trial.budget is None else f" at budget {trial.budget}"
             return Result.failure(Status.CRASHED, f"candidate {index} was not run{where}")
         fit_time = float(self.runtimes[index]) if self.runtimes is not None else 0.0
         info = {} if budget is None else {"budget_used": budget}

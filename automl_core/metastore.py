@@ -15,6 +15,8 @@ optionally, ``metafeatures.csv`` (one row per dataset, first column the dataset 
 from __future__ import annotations
 
 import abc
+import contextlib
+import errno
 import json
 import os
 import shutil
@@ -40,10 +42,12 @@ METAFEATURES_FILE = "metafeatures.csv"
 
 
 def save_metadata(metadata: MetaData, folder: Path) -> None:
-    """Write ``metadata`` to ``folder`` (created; replaced atomically if it exists).
+    """Write ``metadata`` to ``folder`` (created; replaced if it exists).
 
     The folder is written next to its final place and renamed into it, so a reader never
-    sees half a folder, and two processes converting at once both end with a whole one.
+    sees half a folder (while an old folder is replaced it may briefly see none). When
+    several processes convert the same data at once, none fails and one writer's whole
+    folder is left.
     """
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -52,12 +56,38 @@ def save_metadata(metadata: MetaData, folder: Path) -> None:
     tmp.mkdir()
     try:
         _write_folder(metadata, tmp)
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    except BaseException:
+        _move_into_place(tmp, folder)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+
+def _move_into_place(tmp: Path, folder: Path) -> None:
+    """Rename ``tmp`` to ``folder``, an existing ``folder`` first moved aside and removed.
+
+    Folders only ever arrive at ``folder`` whole, by rename: if another writer's arrives
+    between our moving the old one aside and renaming ours, theirs is as good, and ours is
+    dropped.
+    """
+    try:
+        os.replace(tmp, folder)  # atomic; fails only if ``folder`` is a non-empty directory
+        return
+    except OSError as error:
+        if error.errno not in OCCUPIED:
+            raise
+    old = folder.parent / f".{folder.name}.old.{uuid.uuid4().hex}"
+    with contextlib.suppress(FileNotFoundError):  # another writer moved it aside first
+        os.replace(folder, old)
+    try:
+        os.replace(tmp, folder)
+    except OSError as error:
+        if error.errno not in OCCUPIED:
+            raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+#: What renaming onto a non-empty directory raises (Linux: ENOTEMPTY; some systems: EEXIST).
+OCCUPIED = (errno.ENOTEMPTY, errno.EEXIST)
 
 
 def load_metadata(folder: Path) -> MetaData:

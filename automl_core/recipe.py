@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from automl_core.contracts import DATA_FIDELITY_KINDS, DEFAULT_DATA_FIDELITY, Fidelity
 from automl_core.errors import DatasetError, PluginError, RecipeError, UnknownComponentError
 from automl_core.evaluator import Resampling
 from automl_core.metrics import metric_names
@@ -246,6 +247,8 @@ def parse_recipe(data: Mapping[str, Any]) -> Recipe:
     task = _task(data["task"])
     space = _space(data.get("space"), task)
     search = _search(data.get("search", "random"))
+    if task.benchmark is None:
+        _check_data_fidelity(search.fidelity)
     return Recipe(
         name=_string("name", data.get("name", "run")),
         task=task,
@@ -377,6 +380,31 @@ def _search(value: Any) -> SearchSpec:
         None if surrogate is None else _component("search.surrogate", surrogate),
         _fidelity(data.get("fidelity")),
     )
+
+
+def data_fidelity(wanted: FidelitySpec) -> Fidelity:
+    """A data task's budget range: the recipe's ``search.fidelity`` over the default."""
+    default = DEFAULT_DATA_FIDELITY
+    return Fidelity(
+        wanted.kind or default.kind,
+        default.min if wanted.min is None else wanted.min,
+        default.max if wanted.max is None else wanted.max,
+    )
+
+
+def _check_data_fidelity(wanted: FidelitySpec) -> None:
+    """On a data task the kind is one the evaluator knows and budgets are fractions."""
+    if wanted.kind is not None and wanted.kind not in DATA_FIDELITY_KINDS:
+        raise RecipeError(
+            "search.fidelity.kind", wanted.kind, f"one of {', '.join(DATA_FIDELITY_KINDS)}"
+        )
+    resolved = data_fidelity(wanted)
+    if not 0 < resolved.min < resolved.max <= 1:
+        raise RecipeError(
+            "search.fidelity",
+            {"min": resolved.min, "max": resolved.max},
+            "0 < min < max <= 1 on a data task (fractions of full fidelity)",
+        )
 
 
 def _fidelity(value: Any) -> FidelitySpec:

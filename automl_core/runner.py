@@ -40,12 +40,12 @@ from automl_core.contracts import (
 )
 from automl_core.dataset import Dataset
 from automl_core.errors import AutoMLError, RecipeError
-from automl_core.evaluator import FIDELITIES, PipelineEvaluator, score_all
+from automl_core.evaluator import PipelineEvaluator, score_all
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric
 from automl_core.model import TrainedModel
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.recipe import Recipe, check_names, component_refs
+from automl_core.recipe import Recipe, check_names, component_refs, data_fidelity
 from automl_core.sources import load_dataset
 from automl_core.space import BuildContext, PipelineSpace, SearchSpace
 from automl_core.trial import Result, Status, Trial
@@ -224,35 +224,21 @@ def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None
     return Setup(recipe, task, space, evaluator, strategy, executor, data, lookup)
 
 
-#: A data task's budget range when the recipe sets none: iterations where a pipeline has an
-#: iterative component (else a subsample), from a ninth of full fidelity (three rungs of
-#: successive halving with eta = 3: 1/9, 1/3, 1).
-DEFAULT_FIDELITY = Fidelity("iterations", 1 / 9, 1.0)
-
-
 def _fidelity(recipe: Recipe, lookup: BenchmarkTask | None) -> Fidelity | None:
     """The budget range handed to the strategy: the recipe's ``search.fidelity`` over the
-    data task's default, or the benchmark's own range, narrowed by the recipe."""
+    data task's default (checked when the recipe was parsed), or the benchmark's own range,
+    narrowed by the recipe."""
     wanted = recipe.search.fidelity
     if lookup is None:
-        if wanted.kind is not None and wanted.kind not in FIDELITIES:
-            raise RecipeError(
-                "search.fidelity.kind", wanted.kind, f"one of {', '.join(FIDELITIES)}"
-            )
-        low = DEFAULT_FIDELITY.min if wanted.min is None else wanted.min
-        high = DEFAULT_FIDELITY.max if wanted.max is None else wanted.max
-        if high > 1 or not low < high:
-            raise RecipeError(
-                "search.fidelity", {"min": low, "max": high}, "0 < min < max <= 1 (fractions)"
-            )
-        return Fidelity(wanted.kind or DEFAULT_FIDELITY.kind, low, high)
+        return data_fidelity(wanted)
     offered = lookup.benchmark.fidelity(lookup.dataset)
     if wanted == type(wanted)():
         return offered
-    name = recipe.task.benchmark.name if recipe.task.benchmark else "?"
     if offered is None:
         raise RecipeError(
-            "search.fidelity", asdict(wanted), f"nothing: benchmark {name!r} has no fidelities"
+            "search.fidelity",
+            asdict(wanted),
+            f"nothing: benchmark {lookup.name!r} has no fidelities",
         )
     if wanted.kind is not None and wanted.kind != offered.kind:
         raise RecipeError(
@@ -340,7 +326,7 @@ def _data_task(
         metric,
         recipe.task.resampling,
         recipe.seed,
-        fidelity=recipe.search.fidelity.kind or DEFAULT_FIDELITY.kind,
+        fidelity=data_fidelity(recipe.search.fidelity).kind,
     )
     return task, space, evaluator, DataTask(dataset, train, test, metric, space, evaluator)
 

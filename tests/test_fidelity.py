@@ -11,7 +11,7 @@ from sklearn.ensemble import RandomForestClassifier
 from toy_plugin import COMPONENTS, ToyPlugin, assemble, toy_recipe
 
 from automl_core.builtins.random_search import RandomSearch
-from automl_core.contracts import Fidelity, SearchContext
+from automl_core.contracts import DEFAULT_DATA_FIDELITY, Fidelity, SearchContext
 from automl_core.errors import RecipeError
 from automl_core.evaluator import (
     MIN_SUBSAMPLE_ROWS,
@@ -25,7 +25,7 @@ from automl_core.hookspecs import hookimpl
 from automl_core.metrics import get_metric
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import DEFAULT_FIDELITY, HISTORY_FILE, run
+from automl_core.runner import HISTORY_FILE, run
 from automl_core.sources import load_dataset
 from automl_core.space import BuildContext, Iterations, PipelineComponent, PipelineSpace, Stage
 from automl_core.trial import Candidate, Result, Status, Trial
@@ -134,11 +134,18 @@ def test_search_fidelity_in_the_recipe():
         ({"kind": "subsample", "min": 0}, "search.fidelity.min"),
         ({"min": 0.5, "max": 0.5}, "search.fidelity"),
         ({"kind": "epochs", "speed": 2}, "search.fidelity.speed"),
+        ({"kind": "epochs"}, "search.fidelity.kind"),  # not a way a data task spends budget
+        ({"max": 2}, "search.fidelity"),  # a data task's budgets are fractions
+        ({"min": 0.5, "max": 0.4}, "search.fidelity"),
         (3, "search.fidelity"),
     ]:
         with pytest.raises(RecipeError) as error:
             parse_recipe(toy_recipe(search={"strategy": "random", "fidelity": bad}))
         assert error.value.path == path
+    # a benchmark's budgets are in its own units: checked against it when the run starts
+    lookup = {"benchmark": "lcdb", "dataset": "6"}
+    search = {"strategy": "random", "fidelity": {"kind": "train_size", "min": 64, "max": 512}}
+    assert parse_recipe(toy_recipe(task=lookup, space=None, search=search))
 
 
 class HalfBudgets(RandomSearch):
@@ -186,8 +193,8 @@ def test_a_data_task_without_search_fidelity_gets_the_default(plugins, tmp_path)
     from automl_core.runner import prepare
 
     setup = prepare(parse_recipe(toy_recipe()), plugins)
-    assert setup.strategy.context.fidelity == DEFAULT_FIDELITY
-    assert setup.evaluator.fidelity == DEFAULT_FIDELITY.kind
+    assert setup.strategy.context.fidelity == DEFAULT_DATA_FIDELITY
+    assert setup.evaluator.fidelity == DEFAULT_DATA_FIDELITY.kind
 
 
 def test_best_ranks_the_largest_budget_first_and_each_configuration_once(tmp_path):

@@ -8,7 +8,9 @@ by the test itself (one cell is left "not run" on purpose).
 from __future__ import annotations
 
 import json
+import threading
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -88,7 +90,11 @@ def trees() -> MetaData:
         pool=pool,
         budgets=np.array(SIZES),
         curves=curves,
-        info={"metric": "error rate", "licence": "BSD-3-Clause (scikit-learn datasets)"},
+        info={
+            "metric": "error rate",
+            "fidelity": "train_size",
+            "licence": "BSD-3-Clause (scikit-learn datasets)",
+        },
     )
 
 
@@ -113,6 +119,31 @@ def test_metadata_checks_shapes_and_split_members(trees):
         MetaData(["a"], [{}], [[0.1]], splits={"test": ["b"]})
     assert trees.shape == (4, 6)
     assert trees.observed_fraction() == pytest.approx(23 / 24)
+
+
+def test_conversions_at_once_all_end_with_a_whole_folder(trees, tmp_path):
+    """Several writers saving the same folder at once (processes converting the same data):
+    none fails, and the folder left is a whole one (replacing by delete-then-rename used to
+    fail with 'Directory not empty' when another writer renamed in between)."""
+    folder = tmp_path / "trees"
+    small = replace(trees, metafeatures=None)
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for _ in range(25):
+                save_metadata(small, folder)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert load_metadata(folder).datasets == trees.datasets
+    assert [p.name for p in tmp_path.iterdir()] == ["trees"]  # no temporary folder left
 
 
 def test_folder_round_trip_keeps_every_field(trees, trees_folder):
@@ -192,8 +223,12 @@ def test_budget_selects_the_curve_point_at_or_below_it(trees):
     assert fallback.loss == trees.curves[1, 0, 1]
     too_small = evaluator.evaluate(Trial(2, {"candidate": 0}, budget=10.0))
     assert too_small.status is Status.CRASHED
+    assert too_small.error == "candidate 0 was not run at budget 10.0"
     fidelity = benchmark.fidelity("wine")
     assert (fidelity.kind, fidelity.min, fidelity.max) == ("train_size", 32.0, 128.0)
+    # a source that does not say what its budgets count gets a neutral name, not LCDB's
+    unnamed = replace(trees, info={})
+    assert TableBenchmark(unnamed).fidelity("wine").kind == "budget"
 
 
 def test_benchmark_ranges_splits_and_unknown_names(trees):

@@ -65,6 +65,8 @@ class LCDB(MetaDataSource):
     """
 
     package = Package("lcdb", "0.1.0", source=True, size_mb=68)
+    #: 2: ``info["fidelity"] = "train_size"`` (the core no longer assumes it)
+    conversion = 2
     licence = "MIT"
     provenance = (
         "Mohr, Viering, Loog & van Rijn (2022), LCDB 1.0: An extensive learning curves "
@@ -106,6 +108,7 @@ class LCDB(MetaDataSource):
             "provenance": self.provenance,
             "metric": "validation error rate (1 - accuracy), mean over all seeds",
             "budget": "number of training instances",
+            "fidelity": "train_size",
             "runtime_unit": "seconds (mean traintime at the largest anchor)",
             "largest_anchor": {d: int(a) for d, a in zip(datasets, largest, strict=True)},
             "names": names,
