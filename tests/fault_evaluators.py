@@ -43,3 +43,11 @@ class FaultyEvaluator(Evaluator):
             Path(config["pid_file"]).write_text(str(child.pid))
             time.sleep(60)
         return Result(Status.OK, float(trial.id), info={"pid": os.getpid()})
+
+
+class HeavyEvaluator(FaultyEvaluator):
+    """A :class:`FaultyEvaluator` that carries ``mb`` megabytes of data, as an evaluator
+    holding a large training set does."""
+
+    def __init__(self, mb: int) -> None:
+        self.payload = np.ones(mb * 2**17)

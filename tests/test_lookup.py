@@ -24,6 +24,7 @@ from sklearn.tree import DecisionTreeClassifier
 from automl_core.cli import main
 from automl_core.contracts import MetaData
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
+from automl_core.history import RunHistory
 from automl_core.lookup import TableBenchmark
 from automl_core.metastore import (
     FolderMetaData,
@@ -35,7 +36,14 @@ from automl_core.metastore import (
     save_metadata,
 )
 from automl_core.recipe import parse_recipe
-from automl_core.runner import SUITE_FILE, normalised_regret, run, run_suite
+from automl_core.runner import (
+    HISTORY_FILE,
+    SUITE_FILE,
+    SUMMARY_FILE,
+    normalised_regret,
+    run,
+    run_suite,
+)
 from automl_core.space import PoolSpace
 from automl_core.trial import Status, Trial
 
@@ -328,6 +336,14 @@ def test_benchmark_run_errors_name_the_recipe_path(trees_folder, plugins, tmp_pa
         assert "Did you mean 'digits'" in str(caught.value)
 
 
+def untouched(run_dir: Path) -> tuple:
+    """The run's trials (id, status, finish time) and when its summary was written: what
+    running or resuming it again would change."""
+    with RunHistory(run_dir / HISTORY_FILE) as history:
+        trials = [(t.trial.id, t.status, t.finished_at) for t in history.trials()]
+    return trials, (run_dir / SUMMARY_FILE).stat().st_mtime_ns
+
+
 def test_suite_runs_each_dataset_of_the_split_once(trees_folder, plugins, tmp_path):
     recipe = parse_recipe(benchmark_recipe(trees_folder, suite="test"))
     suite = run_suite(recipe, tmp_path / "suite", plugins=plugins)
@@ -338,8 +354,10 @@ def test_suite_runs_each_dataset_of_the_split_once(trees_folder, plugins, tmp_pa
     assert stored["mean_normalised_regret"] == pytest.approx(suite.mean_normalised_regret)
     saved = yaml.safe_load((tmp_path / "suite" / "digits" / "recipe.yaml").read_text())
     assert saved["task"]["dataset"] == "digits" and "suite" not in saved["task"]
+    before = {d: untouched(tmp_path / "suite" / d) for d in suite.runs}
     again = run_suite(recipe, tmp_path / "suite", plugins=plugins)  # finished runs are kept
     assert again.mean_normalised_regret == pytest.approx(suite.mean_normalised_regret)
+    assert {d: untouched(tmp_path / "suite" / d) for d in again.runs} == before
     with pytest.raises(RecipeError, match="no split 'tset'"):
         bad = parse_recipe(benchmark_recipe(trees_folder, suite="tset"))
         run_suite(bad, tmp_path / "bad", plugins=plugins)

@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from fault_evaluators import FaultyEvaluator
+from fault_evaluators import FaultyEvaluator, HeavyEvaluator
 from toy_plugin import toy_recipe
 
 from automl_core.builtins.processes import ProcessExecutor
@@ -50,6 +50,17 @@ def test_memory_segfault_and_exit_each_get_their_status(executor):
     assert outcome(executor, {"action": "ok"}, 4).ok
 
 
+def test_the_memory_limit_is_for_the_trial_not_for_loading_the_evaluator(executor):
+    """300 MB of training data arrive in a worker limited to 1024 MB: receiving and unpickling
+    them (twice that, with the worker's own ~700 MB) is not a trial and must not fail (it
+    crashed the worker); a trial that then asks for more than the limit is ``memout``."""
+    heavy = HeavyEvaluator(300)
+    loaded = executor.submit(heavy, Trial(0, {"action": "ok"})).result(timeout=120)
+    assert loaded.status is Status.OK, loaded.error
+    greedy = executor.submit(heavy, Trial(1, {"action": "allocate", "mb": 1500}))
+    assert greedy.result(timeout=120).status is Status.MEMOUT
+
+
 def test_a_timeout_kills_the_processes_the_trial_started(executor, tmp_path):
     pid_file = tmp_path / "child.pid"
     result = outcome(executor, {"action": "spawn-and-sleep", "pid_file": str(pid_file)})
@@ -70,7 +81,7 @@ def test_workers_die_with_a_killed_driver(tmp_path):
             sys.executable,
             "-c",
             "import sys; sys.path[:0] = sys.argv[2:]\n"
-            "from fault_evaluators import FaultyEvaluator\n"
+            "from fault_evaluators import FaultyEvaluator, HeavyEvaluator\n"
             "from automl_core.builtins.processes import ProcessExecutor\n"
             "from automl_core.trial import Trial\n"
             "config = {'action': 'spawn-and-sleep', 'pid_file': sys.argv[1]}\n"
@@ -123,6 +134,21 @@ def test_a_run_with_the_process_executor_and_limits(plugins, tmp_path):
         statuses = {t.status for t in history.trials()}
     assert summary.n_trials == 6 and summary.model_path is not None
     assert statuses <= {"ok", "crashed"}  # the toy space has a crashing classifier
+
+
+def test_the_recipes_limits_reach_the_executor(plugins, tmp_path):
+    """A time limit no fit can meet: every trial of the run is stopped by it."""
+    recipe = parse_recipe(
+        toy_recipe(
+            executor={"name": "processes", "params": {"workers": 1}},
+            budget={"trials": 2, "trial_time": 0.001},
+        )
+    )
+    run(recipe, tmp_path / "run", plugins=plugins)
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        trials = history.trials()
+    assert [t.status for t in trials] == ["timeout", "timeout"]
+    assert "time limit of 0.001s" in trials[0].error
 
 
 def test_limits_without_an_isolating_executor_warn(plugins, tmp_path):

@@ -66,6 +66,30 @@ def test_sampled_rows_decode_to_valid_configurations_that_encode_back():
     assert (rows == -1).any()  # inactive parameters of the other classifier
 
 
+def test_neighbours_leave_out_forbidden_combinations():
+    space = toy(forbidden=(NO_SCALING_LOGISTIC,))
+    start = space.validate(
+        {
+            "rescaling:__choice__": "none",
+            "classifier:__choice__": "decision_tree",
+            "classifier:decision_tree:max_depth": 3,
+            "classifier:decision_tree:min_samples_leaf": 2,
+        }
+    )
+    rng = np.random.default_rng(0)
+    neighbours = [
+        space.decode(row) for row in space.neighbour_vectors(space.encode([start])[0], rng)
+    ]
+    pairs = {(c["rescaling:__choice__"], c["classifier:__choice__"]) for c in neighbours}
+    # one decision away: the other classifiers with no scaling, or the same tree scaled...
+    assert pairs == {
+        ("none", "crashing"),
+        ("none", "decision_tree"),
+        ("standardize", "decision_tree"),
+    }
+    # ...but not ("none", "logistic"), which the space forbids
+
+
 def test_neighbour_rows_differ_in_one_decision():
     space = toy()
     rng = np.random.default_rng(2)

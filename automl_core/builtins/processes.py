@@ -10,7 +10,11 @@ as ``memout``; a worker that dies (a segfault, ``os._exit``) as
 ``crashed`` with its exit status. Nothing else in the run is affected.
 
 The evaluator is sent to a worker once, not with every trial: it holds the training data.
-It is the trial's evaluation that runs under the limits, not the loading of the evaluator.
+It is the trial's evaluation that runs under the limits, not the loading of the evaluator:
+the memory limit is set for each evaluation and lifted in between, while the worker receives
+and unpickles an evaluator. What the evaluator holds still
+counts against the limit once the trial runs, so data larger than the limit makes every
+trial ``memout``; an evaluator that cannot be loaded at all fails its trial as ``crashed``.
 """
 
 from __future__ import annotations
@@ -240,16 +244,13 @@ class _Slot:
 
 
 def worker_main(read_fd: int, write_fd: int, memory_mb: int | None, threads: int) -> None:
-    """A worker: a memory limit, ``threads`` threads for numerical libraries, then trials
-    until the driver closes the pipe. (Its own process group comes from its session.)"""
+    """A worker: ``threads`` threads for numerical libraries, then trials, each evaluated
+    under the memory limit, until the driver closes the pipe. (Its own process group comes
+    from its session.)"""
     connection = _Channel(read_fd, write_fd)
     _die_with_parent()
     _limit_threads(threads)
-    if memory_mb is not None:
-        import resource
-
-        limit = int(memory_mb) * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    limit = None if memory_mb is None else int(memory_mb) * 2**20
     evaluator: Evaluator | None = None
     while True:
         try:
@@ -257,10 +258,29 @@ def worker_main(read_fd: int, write_fd: int, memory_mb: int | None, threads: int
         except (EOFError, OSError):
             return
         if new_evaluator is not None:
-            evaluator = pickle.loads(new_evaluator)
+            try:
+                evaluator = pickle.loads(new_evaluator)
+            except Exception:
+                failure = f"the evaluator could not be loaded:\n{traceback.format_exc()}"
+                connection.send(("result", Result.failure(Status.CRASHED, failure)))
+                return  # the driver starts a fresh worker and sends the evaluator again
         connection.send(("started", None))
         assert evaluator is not None
-        connection.send(("result", _evaluate(evaluator, trial, memory_mb)))
+        _limit_memory(limit)
+        try:
+            result = _evaluate(evaluator, trial, memory_mb)
+        finally:
+            _limit_memory(None)
+        connection.send(("result", result))
+
+
+def _limit_memory(limit: int | None) -> None:
+    """Cap this process's address space at ``limit`` bytes (``None``: lift the cap). Only the
+    soft limit is set: the worker lifts it between trials to receive and load evaluators."""
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard if limit is None else limit, hard))
 
 
 #: How often a worker checks that the process that started it is still alive, in seconds.
