@@ -18,7 +18,7 @@ from typing import Any
 from automl_core import __version__
 from automl_core.cli_data import add_data_command
 from automl_core.errors import AutoMLError
-from automl_core.history import RunHistory
+from automl_core.history import RunHistory, rank_key
 from automl_core.plugins import KINDS, Plugins, load_plugins
 from automl_core.recipe import check_names, load_recipe
 from automl_core.runner import HISTORY_FILE, RECIPE_FILE, RunError, RunSummary, run, run_suite
@@ -207,16 +207,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"{args.run_dir}: {len(trials)} trials on {dataset}, metric {metric}, "
         + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
     )
-    # losses at different budgets are not comparable: the largest budget ranks first
     budgeted = any(t.trial.budget is not None for t in trials)
-    ranked = sorted(
-        trials,
-        key=lambda t: (
-            -(math.inf if t.trial.budget is None else t.trial.budget),
-            t.loss,
-            t.trial.id,
-        ),
-    )[: args.top]
+    ranked = sorted(trials, key=rank_key)[: args.top]
     budget_header = f" {'budget':>8}" if budgeted else ""
     print(
         f"{'rank':>4} {'trial':>5}{budget_header} {'loss':>9} {'status':<8} {'origin':<10} "

@@ -250,14 +250,9 @@ class SearchStrategy(abc.ABC):
 
     @abc.abstractmethod
     def tell(self, trial: Trial, result: Result) -> None:
-        """The result of a trial this strategy proposed (or one replayed on resume)."""
-
-    def state(self) -> dict[str, Any] | None:
-        """A JSON-able snapshot for resume; ``None`` means: resume by replaying ``tell``."""
-        return None
-
-    def restore(self, state: dict[str, Any]) -> None:  # noqa: B027
-        """Inverse of :meth:`state`."""
+        """The result of a trial this strategy proposed, or, when a run resumes, of a
+        finished trial of the interrupted run: a resumed strategy learns its state again
+        from these replayed results, in trial order."""
 
     def close(self) -> None:  # noqa: B027 -- nothing to release by default
         """Release what the strategy holds (temporary folders, worker pools); called once when
@@ -286,7 +281,8 @@ class Executor(abc.ABC):
     enforces_limits: bool = False
 
     def set_limits(self, trial_time: float | None, trial_memory_mb: int | None) -> None:  # noqa: B027
-        """The recipe's per-trial limits (``budget.trial_time``, ``budget.trial_memory_mb``)."""
+        """The per-trial limits for the trials submitted from now on (the recipe's
+        ``budget.trial_time`` and ``budget.trial_memory_mb``); ``None`` is no limit."""
 
     @abc.abstractmethod
     def submit(self, evaluator: Evaluator, trial: Trial) -> Future[Result]:

@@ -75,7 +75,7 @@ class StoredTrial:
         return self.status != RUNNING
 
     def result(self) -> Result:
-        """The stored result (without predictions), as the strategy was told it."""
+        """The stored result: what the history keeps of it (no predictions, no ``info``)."""
         return Result(
             status=Status(self.status),
             loss=self.loss,
@@ -95,6 +95,14 @@ def _dump_array(array: np.ndarray) -> bytes:
 
 def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def rank_key(stored: StoredTrial) -> tuple[float, float, int]:
+    """How trials rank, best first. Losses at different budgets (multi-fidelity search) are
+    not comparable: a trial at a larger budget ranks before any at a smaller one (no budget
+    counts as the full one), then by loss, ties to the earliest."""
+    budget = math.inf if stored.trial.budget is None else stored.trial.budget
+    return (-budget, stored.loss, stored.trial.id)
 
 
 class RunHistory:
@@ -184,24 +192,16 @@ class RunHistory:
         return int(self._db.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
 
     def best(self, n: int = 1) -> list[StoredTrial]:
-        """The ``n`` best finished trials of different configurations.
-
-        Losses at different budgets (multi-fidelity search) are not comparable: a trial at a
-        larger budget ranks before any at a smaller one (no budget counts as the full one),
-        then by loss (ties: earliest first). A configuration evaluated at several budgets
-        appears once, at its largest.
-        """
+        """The ``n`` best finished trials of different configurations, in :func:`rank_key`
+        order; a configuration evaluated at several budgets appears once, at its largest."""
         rows = self._db.execute(
-            f"{SELECT_TRIALS} WHERE status = ? AND loss IS NOT NULL "
-            "ORDER BY budget IS NOT NULL, budget DESC, loss, id",
-            (Status.OK.value,),
+            f"{SELECT_TRIALS} WHERE status = ? AND loss IS NOT NULL", (Status.OK.value,)
         )
         chosen: list[StoredTrial] = []
         seen: set[str] = set()
-        for row in rows:
+        for stored in sorted((self._row(row) for row in rows), key=rank_key):
             if len(chosen) == n:
                 break
-            stored = self._row(row)
             key = config_key(stored.trial.config)
             if key not in seen:
                 seen.add(key)

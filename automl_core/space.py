@@ -320,11 +320,14 @@ class PipelineSpace:
 
     # -- the SearchSpace protocol ------------------------------------------------------------
     def sample(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+        return [plain_config(c) for c in self._sample_configurations(rng, n)]
+
+    def _sample_configurations(self, rng: np.random.Generator, n: int) -> list[Configuration]:
         space = self.configspace
         space.seed(int(rng.integers(2**31 - 1)))
         if n == 1:  # ConfigSpace returns a bare Configuration for size 1
-            return [plain_config(space.sample_configuration())]
-        return [plain_config(c) for c in space.sample_configuration(n)]
+            return [space.sample_configuration()]
+        return list(space.sample_configuration(n))
 
     def default(self) -> dict[str, Any]:
         return plain_config(self.configspace.get_default_configuration())
@@ -341,13 +344,8 @@ class PipelineSpace:
             raise InvalidConfigurationError(f"not in space {self.name!r}: {error}") from error
 
     def encode(self, configs: Sequence[Config]) -> np.ndarray:
-        n = len(self.configspace)
-        if not configs:
-            return np.empty((0, n))
         rows = [self.to_configuration(c).get_array() for c in configs]
-        matrix = np.asarray(rows, dtype=float)
-        matrix[~np.isfinite(matrix)] = INACTIVE
-        return matrix
+        return _vectors(rows, len(self.configspace))
 
     def key(self, config: Config) -> str:
         return config_key(config)
@@ -383,12 +381,8 @@ class PipelineSpace:
 
     def sample_vectors(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` random configurations, encoded (as :meth:`encode` would)."""
-        space = self.configspace
-        space.seed(int(rng.integers(2**31 - 1)))
-        # ConfigSpace returns a bare Configuration when no size is given
-        one = n == 1
-        configurations = [space.sample_configuration()] if one else space.sample_configuration(n)
-        return _vectors([c.get_array() for c in configurations], len(space))
+        rows = [c.get_array() for c in self._sample_configurations(rng, n)]
+        return _vectors(rows, len(self.configspace))
 
     def neighbour_vectors(
         self, vector: np.ndarray, rng: np.random.Generator, n: int = 4

@@ -11,6 +11,7 @@ from sklearn.ensemble import RandomForestClassifier
 from toy_plugin import COMPONENTS, ToyPlugin, assemble, toy_recipe
 
 from automl_core.builtins.random_search import RandomSearch
+from automl_core.cli import main
 from automl_core.contracts import DEFAULT_DATA_FIDELITY, Fidelity, SearchContext
 from automl_core.errors import RecipeError
 from automl_core.evaluator import (
@@ -172,7 +173,7 @@ class HalfBudgetsPlugin:
         register("half-budgets", HalfBudgets)
 
 
-def test_the_strategy_gets_the_recipe_fidelity_and_trials_carry_budgets(tmp_path):
+def test_the_strategy_gets_the_recipe_fidelity_and_trials_carry_budgets(tmp_path, capsys):
     plugins = load_plugins(extra=[ToyPlugin(), HalfBudgetsPlugin()], entry_points=False)
     HalfBudgets.contexts.clear()
     recipe = toy_recipe(
@@ -187,6 +188,9 @@ def test_the_strategy_gets_the_recipe_fidelity_and_trials_carry_budgets(tmp_path
     assert budgets == [1 / 3, 1.0] * 3
     assert best.trial.budget == 1.0  # the best is taken among the full-budget trials
     assert summary.n_trials == 6
+    assert main(["show", str(tmp_path / "run")]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [row[2] for row in rows] == ["1"] * 3 + ["0.3333"] * 3  # budget column, largest first
 
 
 def test_a_data_task_without_search_fidelity_gets_the_default(plugins, tmp_path):

@@ -61,6 +61,22 @@ def test_the_memory_limit_is_for_the_trial_not_for_loading_the_evaluator(executo
     assert greedy.result(timeout=120).status is Status.MEMOUT
 
 
+def test_new_limits_apply_to_workers_already_running():
+    """A sandbox reused by another run (a Dask worker's) must take that run's limits, also
+    'none': limits are sent with each trial, not fixed when a worker starts."""
+    executor = ProcessExecutor(workers=1)
+    try:
+        assert outcome(executor, {"action": "allocate", "mb": 1500}).ok  # no limit yet
+        executor.set_limits(1.0, 1024)
+        assert outcome(executor, {"action": "allocate", "mb": 1500}).status is Status.MEMOUT
+        assert outcome(executor, {"action": "sleep", "seconds": 3}).status is Status.TIMEOUT
+        executor.set_limits(None, None)
+        assert outcome(executor, {"action": "sleep", "seconds": 1.5}).ok
+        assert outcome(executor, {"action": "allocate", "mb": 1500}).ok
+    finally:
+        executor.shutdown()
+
+
 def test_a_timeout_kills_the_processes_the_trial_started(executor, tmp_path):
     pid_file = tmp_path / "child.pid"
     result = outcome(executor, {"action": "spawn-and-sleep", "pid_file": str(pid_file)})

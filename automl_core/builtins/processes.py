@@ -51,9 +51,10 @@ class ProcessExecutor(Executor):
     """Runs trials in ``workers`` worker processes; see the module docstring.
 
     ``trial_time`` (seconds) and ``trial_memory_mb`` come from the recipe's budget
-    (:meth:`set_limits`); the parameters of the same name set defaults for use without a
-    recipe. ``threads_per_trial`` (1) caps the threads of OpenMP and BLAS in each worker, so
-    that parallel trials do not oversubscribe the cores.
+    (:meth:`set_limits`, which replaces both, ``None`` meaning no limit, and takes effect
+    from the next trial on, on workers already started too); the parameters of the same name
+    set them for use without a recipe. ``threads_per_trial`` (1) caps the threads of OpenMP
+    and BLAS in each worker, so that parallel trials do not oversubscribe the cores.
     """
 
     enforces_limits = True
@@ -89,10 +90,7 @@ class ProcessExecutor(Executor):
         return self._serialised[1]
 
     def set_limits(self, trial_time: float | None, trial_memory_mb: int | None) -> None:
-        if trial_time is not None:
-            self.trial_time = trial_time
-        if trial_memory_mb is not None:
-            self.trial_memory_mb = trial_memory_mb
+        self.trial_time, self.trial_memory_mb = trial_time, trial_memory_mb
 
     def submit(self, evaluator: Evaluator, trial: Trial) -> Future[Result]:
         if not self._started:
@@ -118,7 +116,6 @@ class _Slot:
 
     def __init__(self, executor: ProcessExecutor, index: int) -> None:
         self.executor = executor
-        self.index = index
         self.process: Any = None
         self.connection: _Channel | None = None
         self.evaluator_id: int | None = None
@@ -135,8 +132,7 @@ class _Slot:
         executor = self.executor
         code = (
             "from automl_core.builtins.processes import worker_main; "
-            f"worker_main({to_child_read}, {from_child_write}, "
-            f"{executor.trial_memory_mb!r}, {executor.threads_per_trial!r})"
+            f"worker_main({to_child_read}, {from_child_write}, {executor.threads_per_trial!r})"
         )
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self.process = subprocess.Popen(
@@ -193,7 +189,8 @@ class _Slot:
             self.start_worker()
         assert self.connection is not None
         fresh = self.evaluator_id != id(evaluator)
-        self.connection.send((self.executor.serialised(evaluator) if fresh else None, trial))
+        payload = self.executor.serialised(evaluator) if fresh else None
+        self.connection.send((payload, trial, self.executor.trial_memory_mb))
         self.evaluator_id = id(evaluator)
         return self._wait(trial, grace=START_GRACE_S if fresh else 0.0)
 
@@ -243,18 +240,17 @@ class _Slot:
         )
 
 
-def worker_main(read_fd: int, write_fd: int, memory_mb: int | None, threads: int) -> None:
+def worker_main(read_fd: int, write_fd: int, threads: int) -> None:
     """A worker: ``threads`` threads for numerical libraries, then trials, each evaluated
-    under the memory limit, until the driver closes the pipe. (Its own process group comes
-    from its session.)"""
+    under the memory limit that comes with it, until the driver closes the pipe. (Its own
+    process group comes from its session.)"""
     connection = _Channel(read_fd, write_fd)
     _die_with_parent()
     _limit_threads(threads)
-    limit = None if memory_mb is None else int(memory_mb) * 2**20
     evaluator: Evaluator | None = None
     while True:
         try:
-            new_evaluator, trial = connection.recv()
+            new_evaluator, trial, memory_mb = connection.recv()
         except (EOFError, OSError):
             return
         if new_evaluator is not None:
@@ -266,7 +262,7 @@ def worker_main(read_fd: int, write_fd: int, memory_mb: int | None, threads: int
                 return  # the driver starts a fresh worker and sends the evaluator again
         connection.send(("started", None))
         assert evaluator is not None
-        _limit_memory(limit)
+        _limit_memory(None if memory_mb is None else int(memory_mb) * 2**20)
         try:
             result = _evaluate(evaluator, trial, memory_mb)
         finally:
