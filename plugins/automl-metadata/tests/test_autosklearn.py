@@ -29,27 +29,27 @@ REGRESSION = "r2_regression_dense"
 NOT_APPLICABLE = "roc_auc_binary.classification_dense"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dense() -> MetaData:
     return AutoSklearnMetaData(DENSE).load()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def multiclass() -> MetaData:
     return AutoSklearnMetaData(MULTICLASS).load()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sparse() -> MetaData:
     return AutoSklearnMetaData(SPARSE).load()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def regression() -> MetaData:
     return AutoSklearnMetaData(REGRESSION).load()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def archive() -> Path:
     package = AutoSklearnMetaData.package
     assert package is not None
@@ -215,7 +215,7 @@ def test_regression_folder(regression: MetaData, archive: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sklearn_spaces() -> dict[str, PipelineSpace]:
     pytest.importorskip("automl_sklearn")
     from automl_sklearn.plugin import COMPONENTS
@@ -260,7 +260,7 @@ def test_validation_is_strict(dense: MetaData, sklearn_spaces) -> None:
 MEMBERS = ("algorithm_runs.arff", "configurations.csv", "feature_values.arff", "description.txt")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dense_files(archive: Path) -> dict[str, bytes]:
     """The real files of the dense folder, read once."""
     return {m: read_member(archive, f"{FILES}/{DENSE}/{m}") for m in MEMBERS}

@@ -40,12 +40,12 @@ DEEPPIPE_WHEEL = "deeppipe_api-0.1.1-py3-none-any.whl"
 OBOE_WHEEL = "oboe-0.2.0-py3-none-any.whl"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def pmf() -> MetaData:
     return PMF().load()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def tensor_oboe() -> MetaData:
     return TensorOboe().load()
 

@@ -63,17 +63,17 @@ def member_of(archive: tarfile.TarFile, member: str) -> io.BufferedReader:
     raise AssertionError(f"{member} is not in the sdist")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sdist() -> Path:
     return LCDB.package.fetch()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lcdb(sdist: Path):
     return LCDB().load()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def raw_rows(sdist: Path) -> pd.DataFrame:
     """Every row of the curves file for the spot-checked datasets."""
     with tarfile.open(sdist, "r:gz") as archive:
@@ -81,7 +81,7 @@ def raw_rows(sdist: Path) -> pd.DataFrame:
         return pd.concat(chunk[chunk["openmlid"].isin(SPOT_DATASETS)] for chunk in chunks)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def raw_datasets(sdist: Path) -> pd.DataFrame:
     with tarfile.open(sdist, "r:gz") as archive:
         return pd.read_csv(member_of(archive, DATASETS))
@@ -218,7 +218,7 @@ def test_metafeatures_and_names_of_the_datasets_with_curves(lcdb, raw_datasets) 
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def first_lines(sdist: Path) -> list[str]:
     """The header and the first 100 rows of the real curves file."""
     with tarfile.open(sdist, "r:gz") as archive:

@@ -44,17 +44,17 @@ ALGORITHM_COUNTS = {
 }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def wheel() -> Path:
     return Oboe.package.fetch()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def oboe(wheel: Path):
     return Oboe().load()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def members(wheel: Path) -> dict[str, bytes]:
     """The bytes of every file of oboe/defaults/Oboe/ in the wheel."""
     with zipfile.ZipFile(wheel) as zipped:

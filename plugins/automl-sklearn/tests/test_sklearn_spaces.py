@@ -167,3 +167,60 @@ def test_duplicate_component_names_are_refused() -> None:
     )
     with pytest.raises(ValueError, match="more than one"):
         classification_space([*COMPONENTS, copy])
+
+
+ITERATIVE = {
+    "classification": {
+        "adaboost": "n_estimators",
+        "extra_trees": "n_estimators",
+        "random_forest": "n_estimators",
+        "gradient_boosting": "max_iter",
+        "mlp": "max_iter",
+        "passive_aggressive": "max_iter",
+        "sgd": "max_iter",
+        "lightgbm": "n_estimators",
+        "xgboost": "n_estimators",
+    },
+    "regression": {
+        "adaboost": "n_estimators",
+        "extra_trees": "n_estimators",
+        "random_forest": "n_estimators",
+        "gradient_boosting": "max_iter",
+        "mlp": "max_iter",
+        "sgd": "max_iter",
+        "lightgbm": "n_estimators",
+        "xgboost": "n_estimators",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "task,name", [(task, name) for task, names in ITERATIVE.items() for name in names]
+)
+def test_a_budget_shortens_each_iterative_model(task, name) -> None:
+    """At a quarter budget the model trains a quarter of its iterations (never fewer than
+    its declared minimum), whether the count is a hyper-parameter or fixed."""
+    factory = classification_space if task == "classification" else regression_space
+    stage = "classifier" if task == "classification" else "regressor"
+    space = factory(COMPONENTS, include={stage: [name]})
+    component = space.stage(stage).component(name)
+    assert component.iterations is not None
+    assert component.iterations.parameter == ITERATIVE[task][name]
+    config = space.sample(np.random.default_rng(0), 1)[0]
+
+    def iterations(budget: float | None) -> int:
+        built = space.build(config, BuildContext(task, seed=0, budget=budget))
+        counts = {
+            key: value
+            for key, value in built.get_params(deep=True).items()
+            if (
+                key.startswith(f"{stage}__") and key.endswith(f"__{component.iterations.parameter}")
+            )
+            or key == f"{stage}__{component.iterations.parameter}"
+        }
+        assert len(counts) == 1, counts
+        return int(next(iter(counts.values())))
+
+    full = iterations(None)
+    assert iterations(0.25) == component.iterations.at_budget(0.25, full) < full
+    assert iterations(1 / 64) == component.iterations.min
