@@ -81,16 +81,15 @@ def test_the_time_limit_holds_on_a_dask_worker():
     assert hung.status is Status.TIMEOUT and 1.0 < hung.duration < 2.0
 
 
-def test_a_local_cluster_runs_the_trials_under_limits(plugins, tmp_path):
+def test_a_local_cluster_runs_the_trials_under_the_recipes_limits(plugins, tmp_path):
+    """A time limit no fit can meet stops every trial: the trials ran on the cluster's
+    sandboxes, under the recipe's limits (in the driver they would have finished)."""
     executor = {"name": "dask", "params": {"workers": 2}}
-    summary = run(
-        recipe(executor, 6, trial_time=120, trial_memory_mb=3072),
-        tmp_path / "run",
-        plugins=plugins,
-    )
+    summary = run(recipe(executor, 4, trial_time=0.001), tmp_path / "run", plugins=plugins)
     trials = finished(tmp_path / "run")
-    assert summary.n_trials == 6 and len(trials) == 6
-    assert all(t.status == "ok" for t in trials) and summary.model_path
+    assert summary.n_trials == 4
+    assert [t.status for t in trials] == ["timeout"] * 4
+    assert all("time limit of 0.001s" in t.error for t in trials)
 
 
 def test_a_worker_killed_mid_trial_loses_no_trial(plugins, tmp_path):
@@ -119,7 +118,9 @@ def test_a_worker_killed_mid_trial_loses_no_trial(plugins, tmp_path):
         assert sorted(t.trial.id for t in records) == list(range(trials))
         assert all(t.status in ("ok", "timeout", "crashed") for t in records)
         assert sum(t.status == "ok" for t in records) >= trials // 2, [t.error for t in records]
-        assert killed  # the worker was caught running a trial: the rescheduling was exercised
+        # the trial the dead worker was running was run again elsewhere, not lost or failed
+        lost = {int(key.split("-")[1]) for key in killed}
+        assert lost and all(records[i].status in ("ok", "timeout") for i in lost)
     finally:
         cluster.stop()
 
