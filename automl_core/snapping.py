@@ -51,6 +51,17 @@ class PoolSnapper:
             if varies
         ]
 
+    def box(self, searcher: str) -> list[tuple[str, float, float]]:
+        """:meth:`bounds`, for ``searcher`` (a name for the message) to search; a ValueError
+        when no column varies: every offered candidate has the same encoding."""
+        bounds = self.bounds()
+        if not bounds:
+            raise ValueError(
+                f"pool {self.space.name!r}: every offered candidate has the same encoding, "
+                f"so there is no box for {searcher} to search"
+            )
+        return bounds
+
     def constants(self) -> dict[str, float]:
         """The columns that are the same for every offered candidate, with their value."""
         return {
@@ -67,6 +78,11 @@ class PoolSnapper:
             for name, value, varies in zip(self.names, row, self.varying, strict=True)
             if varies
         }
+
+    def point_of_config(self, config: Mapping[str, object]) -> dict[str, float]:
+        """:meth:`point_of` the candidate of a pool configuration (raises
+        InvalidConfigurationError for a bad one)."""
+        return self.point_of(self.candidate_of(config))
 
     # -- snapping --------------------------------------------------------------------------------
     def snap(self, point: Mapping[str, float]) -> int | None:
@@ -89,6 +105,11 @@ class PoolSnapper:
             return False
         self.claimed[positions[0]] = True
         return True
+
+    def claim_config(self, config: Mapping[str, object]) -> bool:
+        """:meth:`claim` the candidate of a pool configuration proposed without snapping (warm
+        start, replay); raises InvalidConfigurationError for a bad one."""
+        return self.claim(self.candidate_of(config))
 
     @property
     def remaining(self) -> int:

@@ -37,3 +37,22 @@ def test_snapping_claims_the_nearest_unclaimed_offered_candidate(pool):
 def test_a_pool_offering_nothing_is_refused():
     with pytest.raises(ValueError, match="offers no candidate"):
         PoolSnapper(PoolSpace("empty", np.zeros((2, 1)), available=np.zeros(2, bool)))
+
+
+def test_configurations_are_pointed_at_and_claimed_through_their_candidate(pool):
+    snapper = PoolSnapper(pool)
+    assert snapper.box("my-searcher") == snapper.bounds()
+    assert snapper.point_of_config({"candidate": 2}) == {"x0": 0.5, "x2": 2.0}
+    assert snapper.claim_config({"candidate": 2}) and not snapper.claim_config({"candidate": 2})
+    assert snapper.snap({"x0": 0.5, "x2": 2.0}) != 2 and snapper.remaining == 1
+    for bad in ({"candidate": 3}, {"candidate": 9}, {"x0": 0.5}):  # not offered, out of range
+        with pytest.raises(InvalidConfigurationError):
+            snapper.point_of_config(bad)
+        with pytest.raises(InvalidConfigurationError):
+            snapper.claim_config(bad)
+
+
+def test_a_pool_without_a_varying_column_has_no_box_to_search():
+    same = PoolSpace("same", np.array([[1.0, 2.0], [1.0, 2.0]]), available=np.ones(2, bool))
+    with pytest.raises(ValueError, match="same encoding, so there is no box for my-searcher"):
+        PoolSnapper(same).box("my-searcher")

@@ -5,7 +5,7 @@
   sees exactly the active hyper-parameters of every configuration (its TPE models each
   parameter from the trials in which it was suggested).
 * :class:`PoolAdapter` searches a pool's box (one ``FloatDistribution`` per varying encoding
-  column) and snaps to the nearest candidate not yet proposed (:mod:`automl_optuna.pool`).
+  column) and snaps to the nearest candidate not yet proposed (:mod:`automl_core.snapping`).
 """
 
 from __future__ import annotations
@@ -146,19 +146,13 @@ class PoolAdapter:
 
     def __init__(self, space: PoolSpace) -> None:
         self.snapper = PoolSnapper(space)
-        bounds = self.snapper.bounds()
-        if not bounds:
-            raise ValueError(
-                f"pool {space.name!r}: every offered candidate has the same encoding, "
-                "so there is no box for optuna-tpe to search"
-            )
         self.fixed_distributions: dict[str, BaseDistribution] = {
-            name: FloatDistribution(low, high) for name, low, high in bounds
+            name: FloatDistribution(low, high) for name, low, high in self.snapper.box("optuna-tpe")
         }
 
     def params_of(self, config: Config) -> dict[str, Any]:
         """The box point of a candidate (raises InvalidConfigurationError for a bad one)."""
-        return self.snapper.point_of(self.snapper.candidate_of(config))
+        return self.snapper.point_of_config(config)
 
     def snap(self, params: Mapping[str, float]) -> dict[str, Any] | None:
         """The nearest candidate not yet proposed (claimed now); None when none is left."""
@@ -167,7 +161,7 @@ class PoolAdapter:
 
     def claim(self, config: Config) -> None:
         """A candidate proposed without snapping (warm start, replay) is not offered again."""
-        self.snapper.claim(self.snapper.candidate_of(config))
+        self.snapper.claim_config(config)
 
 
 def make_adapter(space: object) -> PipelineAdapter | PoolAdapter:

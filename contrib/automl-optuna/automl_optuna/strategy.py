@@ -105,16 +105,7 @@ class OptunaTPE(SearchStrategy):
         self.proposed: set[str] = set()
         self.worst_loss: float | None = None
         self.held: list[OptunaTrial] = []
-        self.warm = self._warm_start_configs()
-
-    def _warm_start_configs(self) -> list[dict[str, Any]]:
-        configs = []
-        for config in self.context.warm_start.configs if self.context.warm_start else []:
-            try:
-                configs.append(self.context.space.validate(config))
-            except InvalidConfigurationError as error:
-                log.warning("optuna-tpe: skipping a warm-start configuration: %s", error)
-        return configs
+        self.warm = context.warm_start_configs()
 
     # -- ask -------------------------------------------------------------------------------------
     def ask(self) -> Candidate | None:

@@ -43,20 +43,14 @@ class PoolAdapter:
     """A :class:`PoolSpace` is searched as a box with one ``Float`` per encoding column (bounds:
     the offered candidates' min and max; a column constant over the pool is a ``Constant``),
     and each proposal is snapped to the nearest candidate not yet proposed (see
-    :mod:`automl_smac3.pool` and :class:`automl_smac3.components.SnappingConfigSelector`)."""
+    :mod:`automl_core.snapping` and :class:`automl_smac3.components.SnappingConfigSelector`)."""
 
     snaps = True
 
     def __init__(self, space: PoolSpace) -> None:
         self.snapper = PoolSnapper(space)
-        bounds = self.snapper.bounds()
-        if not bounds:
-            raise ValueError(
-                f"pool {space.name!r}: every offered candidate has the same encoding, "
-                "so there is no box for smac3 to search"
-            )
         configspace = ConfigurationSpace()
-        configspace.add([Float(name, (low, high)) for name, low, high in bounds])
+        configspace.add([Float(name, (low, high)) for name, low, high in self.snapper.box("smac3")])
         configspace.add([Constant(n, v) for n, v in self.snapper.constants().items()])
         self.configspace = configspace
         self.candidates: dict[Configuration, int] = {}
@@ -81,7 +75,7 @@ class PoolAdapter:
 
     def claim(self, config: Config) -> None:
         """A candidate evaluated without SMAC asking (a replayed trial) is not offered again."""
-        self.snapper.claim(self.snapper.candidate_of(config))
+        self.snapper.claim_config(config)
 
 
 def make_adapter(space: object) -> PipelineAdapter | PoolAdapter:

@@ -156,13 +156,10 @@ class SMAC3(SearchStrategy):
         self._cleanup()
 
     def _warm_start_configurations(self) -> list[Configuration]:
+        """The valid warm-start configurations as SMAC ``Configuration``s, each once."""
         warm: list[Configuration] = []
-        for config in self.context.warm_start.configs if self.context.warm_start else []:
-            try:
-                configuration = self.adapter.configuration(config)
-            except InvalidConfigurationError as error:
-                log.warning("smac3: skipping a warm-start configuration: %s", error)
-                continue
+        for config in self.context.warm_start_configs():
+            configuration = self.adapter.configuration(config)
             configuration.origin = WARM_START_ORIGIN
             if configuration not in warm:
                 warm.append(configuration)
