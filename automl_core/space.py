@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 from ConfigSpace import (
     CategoricalHyperparameter,
     Configuration,
@@ -78,6 +79,119 @@ class EncodingColumn:
     name: str
     categories: int = 0
     conditional: bool = False
+
+
+# -- checks of a surrogate's inputs ---------------------------------------------------------------
+# For any surrogate (the plugins' and third parties'): the checks of what ``prepare``, ``fit``
+# and ``predict`` receive. ``where`` (e.g. "fit", "gp surrogate") starts each error message.
+
+
+def check_columns(columns: Iterable[EncodingColumn], where: str = "") -> tuple[EncodingColumn, ...]:
+    """The column descriptions a surrogate's ``prepare`` receives (a space's ``columns()``),
+    as a tuple, checked.
+
+    Raises TypeError for an item that is not an :class:`EncodingColumn`, and ValueError for
+    a negative number of categories.
+    """
+    prefix = f"{where}: " if where else ""
+    checked = tuple(columns)
+    for position, column in enumerate(checked):
+        if not isinstance(column, EncodingColumn):
+            raise TypeError(
+                f"{prefix}column {position} is a {type(column).__name__}, "
+                "expected an automl_core.space.EncodingColumn"
+            )
+        if column.categories < 0:
+            raise ValueError(
+                f"{prefix}column {position} ({column.name!r}) has {column.categories} "
+                "categories; expected 0 (a number) or more"
+            )
+    return checked
+
+
+def check_encoded(
+    X: npt.ArrayLike, columns: Sequence[EncodingColumn] | None = None, where: str = ""
+) -> np.ndarray:
+    """Encoded configurations (the rows of :meth:`SearchSpace.encode`) as a float64 matrix,
+    checked; a ValueError names the first offending cell.
+
+    Always: ``X`` is numeric, 2-d with at least one column (any number of rows, also none),
+    and finite (an inactive value is ``INACTIVE``, not NaN). With ``columns`` (as checked by
+    :func:`check_columns`): one column of ``X`` per description, and every categorical
+    column (``categories`` k > 0) holds indices ``0..k-1``, or ``INACTIVE`` where it is
+    conditional. Numeric columns are not range-checked (a pool's encodings may lie outside
+    [0, 1]). ``X`` itself is returned when it already is a float64 array.
+    """
+    prefix = f"{where}: " if where else ""
+    try:
+        matrix = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{prefix}X must be a numeric matrix ({error})") from None
+    if matrix.ndim != 2:
+        raise ValueError(
+            f"{prefix}X must be 2-d (rows x columns), got shape {matrix.shape}; give a single "
+            "configuration as a 2-d matrix of one row"
+        )
+    if matrix.shape[1] == 0:
+        raise ValueError(f"{prefix}X has no columns")
+    finite = np.isfinite(matrix)
+    if not finite.all():
+        row, column = (int(i) for i in np.argwhere(~finite)[0])
+        raise ValueError(
+            f"{prefix}X must be finite, but X[{row}, {column}] holds a non-finite value "
+            f"({float(matrix[row, column])!r}); inactive hyper-parameters are encoded as "
+            f"{INACTIVE}"
+        )
+    if columns is None:
+        return matrix
+    if matrix.shape[1] != len(columns):
+        raise ValueError(
+            f"{prefix}X has {matrix.shape[1]} columns, but prepare() described {len(columns)}"
+        )
+    positions = [i for i, column in enumerate(columns) if column.categories > 0]
+    if not positions:
+        return matrix
+    categories = np.array([columns[i].categories for i in positions])
+    conditional = np.array([columns[i].conditional for i in positions])
+    values = matrix[:, positions]
+    valid = (values == np.round(values)) & (values >= 0) & (values < categories)
+    valid |= (values == INACTIVE) & conditional
+    if not valid.all():
+        # The first column with a bad value (in the order of the columns), then its first row.
+        block_column, row = (int(i) for i in np.argwhere(~valid.T)[0])
+        position = positions[block_column]
+        described = columns[position]
+        allowed = f"0..{described.categories - 1}" + (" or -1" if described.conditional else "")
+        raise ValueError(
+            f"{prefix}column {position} ({described.name!r}) is categorical with "
+            f"{described.categories} categories; row {row} holds "
+            f"{float(matrix[row, position])!r} (expected an index {allowed})"
+        )
+    return matrix
+
+
+def check_losses(y: npt.ArrayLike, rows: int, where: str = "") -> np.ndarray:
+    """Losses, one per row of ``X`` (``rows`` of them), as a finite float64 vector; a
+    ValueError says what is wrong (for a non-finite loss, the first one)."""
+    prefix = f"{where}: " if where else ""
+    try:
+        losses = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{prefix}y must be a numeric vector ({error})") from None
+    if losses.ndim != 1:
+        raise ValueError(f"{prefix}y must be 1-d (one loss per row of X), got shape {losses.shape}")
+    if len(losses) != rows:
+        raise ValueError(
+            f"{prefix}X has {rows} rows but y has {len(losses)} losses (one loss per row)"
+        )
+    bad = np.flatnonzero(~np.isfinite(losses))
+    if bad.size:
+        raise ValueError(
+            f"{prefix}y must be finite, but y[{int(bad[0])}] is {float(losses[bad[0]])!r}, a "
+            f"non-finite loss ({bad.size} in all); give failed trials a large finite loss "
+            "instead (e.g. the worst observed)"
+        )
+    return losses
 
 
 def plain_config(config: Config) -> dict[str, Any]:

@@ -20,18 +20,15 @@ the mean rank of each strategy at the same points.
 from __future__ import annotations
 
 import argparse
-import platform
-import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import rankdata
-from table_lookup import parse_params, run_on
+from table_lookup import add_grid_arguments, run_grid
 
+from automl_core.contracts import Benchmark
 from automl_core.history import RunHistory
-from automl_core.plugins import load_plugins
-from automl_core.runner import HISTORY_FILE, normalised_regret
+from automl_core.runner import HISTORY_FILE, RunSummary, normalised_regret
 from automl_core.space import config_key
 from automl_core.trial import Trial
 
@@ -68,72 +65,38 @@ def regret_at(spent: np.ndarray, regrets: np.ndarray, points) -> np.ndarray:
     return np.array(values)
 
 
-def run_strategy(spec, params, benchmark_name, benchmark, datasets, trials, seed, plugins, folder):
-    """(datasets x points) regrets of one strategy and seed, and the wall time."""
-    rows = []
-    started = time.perf_counter()
-    for dataset in datasets:
-        run_dir, summary = run_on(
-            spec, params, benchmark_name, benchmark, dataset, trials, seed, plugins, folder
-        )
-        best, worst = summary.benchmark["best_possible"], summary.benchmark["worst_possible"]
-        evaluator = benchmark.evaluator(dataset, seed)
-        cache: dict[str, float] = {}
+def regrets_by_spend(
+    run_dir: Path, summary: RunSummary, benchmark: Benchmark, dataset: str, seed: int
+) -> np.ndarray:
+    """The run's incumbent regret (full-budget loss) at each point of ``SPENT``."""
+    best, worst = summary.benchmark["best_possible"], summary.benchmark["worst_possible"]
+    evaluator = benchmark.evaluator(dataset, seed)
+    cache: dict[str, float] = {}
 
-        def full_loss(config, evaluator=evaluator, cache=cache):
-            key = config_key(config)
-            if key not in cache:
-                cache[key] = evaluator.evaluate(Trial(0, config)).loss
-            return cache[key]
+    def full_loss(config) -> float:
+        key = config_key(config)
+        if key not in cache:
+            cache[key] = evaluator.evaluate(Trial(0, config)).loss
+        return cache[key]
 
-        fidelity = benchmark.fidelity(dataset)
-        spent, losses = incumbent_curve(run_dir, full_loss, fidelity.max)
-        regrets = np.array([normalised_regret(loss, best, worst) for loss in losses])
-        rows.append(regret_at(spent, regrets, SPENT))
-    return np.vstack(rows), time.perf_counter() - started
+    spent, losses = incumbent_curve(run_dir, full_loss, benchmark.fidelity(dataset).max)
+    regrets = np.array([normalised_regret(loss, best, worst) for loss in losses])
+    return regret_at(spent, regrets, SPENT)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--benchmark", default="lcdb")
-    parser.add_argument("--split", default="all")
-    parser.add_argument("--datasets", type=int, default=40, help="first N datasets (0: all)")
-    parser.add_argument("--strategies", nargs="+", default=["random", "hyperband"])
-    parser.add_argument(
-        "--trials", type=int, default=150, help="trials per run: enough to spend the largest point"
+    add_grid_arguments(
+        parser,
+        benchmark="lcdb",
+        split="all",
+        datasets=40,
+        strategies=["random", "hyperband"],
+        trials=150,  # enough to spend the largest point
     )
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--param", action="append", default=[], metavar="STRATEGY.NAME=VALUE")
     args = parser.parse_args()
-    plugins = load_plugins()
-    benchmark = plugins.create("benchmark", args.benchmark)
-    datasets = benchmark.datasets(args.split)
-    datasets = datasets[: args.datasets] if args.datasets else datasets
-    print(
-        f"# {args.benchmark}/{args.split}: {len(datasets)} datasets, up to {args.trials} trials, "
-        f"seeds {args.seeds}; {platform.machine()}, Python {platform.python_version()}"
-    )
-    results: dict[str, np.ndarray] = {}  # spec -> (seeds * datasets) x points
-    seconds: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for spec in args.strategies:
-            per_seed, seconds[spec] = [], 0.0
-            for seed in args.seeds:
-                found, took = run_strategy(
-                    spec,
-                    parse_params(args.param),
-                    args.benchmark,
-                    benchmark,
-                    datasets,
-                    args.trials,
-                    seed,
-                    plugins,
-                    Path(tmp),
-                )
-                per_seed.append(found)
-                seconds[spec] += took
-            results[spec] = np.vstack(per_seed)
-    print_tables(results, seconds)
+    results, seconds = run_grid(args, regrets_by_spend)
+    print_tables({spec: r.reshape(-1, len(SPENT)) for spec, r in results.items()}, seconds)
 
 
 def print_tables(results: dict[str, np.ndarray], seconds: dict[str, float]) -> None:

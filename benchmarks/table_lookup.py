@@ -22,16 +22,18 @@ import argparse
 import platform
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import yaml
 from scipy.stats import rankdata
 
+from automl_core.contracts import Benchmark
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, normalised_regret, run
+from automl_core.runner import HISTORY_FILE, RunSummary, normalised_regret, run
 
 CHECKPOINTS = (1, 5, 10, 25, 50, 100, 200, 500)
 
@@ -79,42 +81,15 @@ def run_on(spec, params, benchmark_name, benchmark, dataset, trials, seed, plugi
     return run_dir, run(recipe, run_dir, plugins=plugins, benchmark=benchmark)
 
 
-def curves_of(spec, params, benchmark_name, benchmark, datasets, trials, seed, plugins, folder):
-    """(datasets x trials) regret curves of one strategy and seed, and the wall time."""
-    curves = []
-    started = time.perf_counter()
-    for dataset in datasets:
-        run_dir, summary = run_on(
-            spec, params, benchmark_name, benchmark, dataset, trials, seed, plugins, folder
-        )
-        best, worst = summary.benchmark["best_possible"], summary.benchmark["worst_possible"]
-        curves.append(regret_curve(run_dir, best, worst, trials))
-    return np.vstack(curves), time.perf_counter() - started
+#: What a benchmark script measures on one finished run: (run folder, its summary, the
+#: benchmark, dataset, seed) -> a row of numbers.
+Measure = Callable[[Path, RunSummary, Benchmark, str, int], np.ndarray]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--benchmark", default="pmf")
-    parser.add_argument("--split", default="test")
-    parser.add_argument("--datasets", type=int, default=0, help="first N datasets (0: all)")
-    parser.add_argument("--strategies", nargs="+", default=["random"])
-    parser.add_argument("--trials", type=int, default=100)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="STRATEGY.NAME=VALUE",
-        help="a strategy parameter, e.g. smac3.local_search_max_steps=5 (repeatable)",
-    )
-    parser.add_argument("--save", type=Path, help="also write the curves to this .npz file")
-    parser.add_argument(
-        "--merge", type=Path, nargs="+", help="print the tables of saved runs together, run nothing"
-    )
-    args = parser.parse_args()
-    if args.merge:
-        merge(args.merge)
-        return
+def run_grid(args: argparse.Namespace, measure: Measure) -> tuple[dict, dict]:
+    """Every strategy of ``args.strategies`` on every dataset and seed, each a real run in a
+    temporary folder, measured by ``measure``. Returns, per strategy, the measures stacked
+    (seeds x datasets x ...) and the wall time of its runs."""
     plugins = load_plugins()
     started = time.perf_counter()
     benchmark = plugins.create("benchmark", args.benchmark)
@@ -125,27 +100,74 @@ def main() -> None:
         f"seeds {args.seeds}; meta-data loaded in {time.perf_counter() - started:.1f}s"
     )
     print(f"# {platform.machine()}, Python {platform.python_version()}; params {args.param}")
-    curves: dict[str, np.ndarray] = {}  # spec -> (seeds x datasets x trials)
+    params = parse_params(args.param)
+    results: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.strategies:
-            per_seed = []
-            seconds[spec] = 0.0
-            for seed in args.seeds:
-                found, took = curves_of(
-                    spec,
-                    parse_params(args.param),
-                    args.benchmark,
-                    benchmark,
-                    datasets,
-                    args.trials,
-                    seed,
-                    plugins,
-                    Path(tmp),
-                )
-                per_seed.append(found)
-                seconds[spec] += took
-            curves[spec] = np.stack(per_seed)
+            started = time.perf_counter()
+            results[spec] = np.stack(
+                [
+                    np.stack(
+                        [
+                            measure(
+                                *run_on(
+                                    spec, params, args.benchmark, benchmark, dataset,
+                                    args.trials, seed, plugins, Path(tmp),
+                                ),
+                                benchmark,
+                                dataset,
+                                seed,
+                            )
+                            for dataset in datasets
+                        ]
+                    )
+                    for seed in args.seeds
+                ]
+            )  # fmt: skip
+            seconds[spec] = time.perf_counter() - started
+    return results, seconds
+
+
+def add_grid_arguments(parser: argparse.ArgumentParser, **defaults: object) -> None:
+    """The options every grid script takes (benchmark, split, datasets, strategies, trials,
+    seeds, strategy parameters), with script-specific ``defaults``."""
+    parser.add_argument("--benchmark", default=defaults.get("benchmark", "pmf"))
+    parser.add_argument("--split", default=defaults.get("split", "test"))
+    parser.add_argument(
+        "--datasets", type=int, default=defaults.get("datasets", 0), help="first N (0: all)"
+    )
+    parser.add_argument("--strategies", nargs="+", default=defaults.get("strategies", ["random"]))
+    parser.add_argument("--trials", type=int, default=defaults.get("trials", 100))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="STRATEGY.NAME=VALUE",
+        help="a strategy parameter, e.g. smac3.local_search_max_steps=5 (repeatable)",
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_grid_arguments(parser)
+    parser.add_argument("--save", type=Path, help="also write the curves to this .npz file")
+    parser.add_argument(
+        "--merge", type=Path, nargs="+", help="print the tables of saved runs together, run nothing"
+    )
+    args = parser.parse_args()
+    if args.merge:
+        merge(args.merge)
+        return
+
+    def curve(
+        run_dir: Path, summary: RunSummary, benchmark: Benchmark, dataset: str, seed: int
+    ) -> np.ndarray:
+        best, worst = summary.benchmark["best_possible"], summary.benchmark["worst_possible"]
+        return regret_curve(run_dir, best, worst, args.trials)
+
+    curves, seconds = run_grid(args, curve)  # spec -> (seeds x datasets x trials)
     points = [c for c in CHECKPOINTS if c <= args.trials]
     print_tables(curves, seconds, points)
     if args.save:

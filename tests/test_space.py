@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from toy_plugin import COMPONENTS, toy_space
+
+from automl_core.space import EncodingColumn, check_columns, check_encoded, check_losses
 
 NO_SCALING_LOGISTIC = (("rescaling", "none"), ("classifier", "logistic"))
 
@@ -102,3 +105,22 @@ def test_neighbour_rows_differ_in_one_decision():
         changed = {k for k in {*first, *config} if first.get(k) != config.get(k)}
         choice_changed = any(k.endswith("__choice__") for k in changed)
         assert changed and (choice_changed or len(changed) == 1)
+
+
+def test_surrogate_inputs_are_checked_with_the_offending_cell_named():
+    columns = check_columns(
+        [EncodingColumn("x"), EncodingColumn("model", categories=3, conditional=True)]
+    )
+    good = check_encoded([[0.5, 2.0], [0.1, -1.0]], columns)
+    assert good.dtype == np.float64 and good.shape == (2, 2)
+    with pytest.raises(ValueError, match=r"X\[1, 0\] holds a non-finite value"):
+        check_encoded([[0.5, 1.0], [np.nan, 1.0]], columns)
+    with pytest.raises(ValueError, match=r"row 0 holds 3.0 \(expected an index 0..2 or -1\)"):
+        check_encoded([[0.5, 3.0]], columns)
+    with pytest.raises(ValueError, match="X has 1 columns, but prepare\\(\\) described 2"):
+        check_encoded([[0.5]], columns)
+    with pytest.raises(TypeError, match=r"expected an automl_core\.space\.EncodingColumn"):
+        check_columns(["x"])
+    assert check_losses([0.2, 0.1], rows=2).tolist() == [0.2, 0.1]
+    with pytest.raises(ValueError, match=r"y\[1\] is inf"):
+        check_losses([0.2, np.inf], rows=2)

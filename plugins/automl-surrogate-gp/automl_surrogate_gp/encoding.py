@@ -35,22 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automl_core.space import INACTIVE, EncodingColumn
-
-
-def as_matrix(X: np.ndarray, what: str = "X") -> np.ndarray:
-    """``X`` as a finite float64 matrix, or a ValueError saying what is wrong with it."""
-    matrix = np.asarray(X, dtype=np.float64)
-    if matrix.ndim != 2:
-        raise ValueError(f"{what} must be a 2-d matrix (rows x columns), got shape {matrix.shape}")
-    bad = ~np.isfinite(matrix)
-    if bad.any():
-        row, column = np.argwhere(bad)[0]
-        raise ValueError(
-            f"{what} holds a non-finite value ({matrix[row, column]}) at row {row}, "
-            f"column {column}; inactive hyper-parameters are encoded as {INACTIVE}"
-        )
-    return matrix
+from automl_core.space import EncodingColumn, check_columns, check_encoded
 
 
 @dataclass(frozen=True)
@@ -66,18 +51,7 @@ class InputEncoder:
     @classmethod
     def from_columns(cls, columns: Sequence[EncodingColumn]) -> InputEncoder:
         """The encoder for a space's ``columns()``; checks that they make sense."""
-        checked = tuple(columns)
-        for index, column in enumerate(checked):
-            if not isinstance(column, EncodingColumn):
-                raise TypeError(
-                    f"prepare() expects EncodingColumn objects; column {index} is {column!r}"
-                )
-            if column.categories < 0:
-                raise ValueError(
-                    f"column {index} ({column.name!r}) has {column.categories} categories; "
-                    "expected 0 (a number) or a positive count"
-                )
-        return cls(checked)
+        return cls(check_columns(columns, "prepare"))
 
     @property
     def input_width(self) -> int | None:
@@ -91,55 +65,24 @@ class InputEncoder:
             return None
         return sum(max(column.categories, 1) for column in self.columns)
 
-    def transform(self, X: np.ndarray, what: str = "X") -> np.ndarray:
-        """Kernel inputs for the rows of ``X``: categoricals one-hot, numbers unchanged."""
-        matrix = as_matrix(X, what)
+    def transform(self, X: np.ndarray, where: str = "") -> np.ndarray:
+        """Kernel inputs for the rows of ``X``: categoricals one-hot, numbers unchanged.
+
+        ``X`` is checked first (:func:`automl_core.space.check_encoded`, against the columns
+        when they were described); ``where`` starts its error messages."""
+        matrix = check_encoded(X, self.columns, where)
         if self.columns is None:
             return matrix
-        if matrix.shape[1] != len(self.columns):
-            raise ValueError(
-                f"{what} has {matrix.shape[1]} columns, but prepare() described {len(self.columns)}"
-            )
         blocks = [
-            self._one_hot(matrix[:, index], index, column, what)
+            _one_hot(matrix[:, index], column.categories)
             if column.categories > 0
             else matrix[:, index : index + 1]
             for index, column in enumerate(self.columns)
         ]
-        return np.concatenate(blocks, axis=1) if blocks else matrix
-
-    @staticmethod
-    def _one_hot(values: np.ndarray, index: int, column: EncodingColumn, what: str) -> np.ndarray:
-        """Columns of 0/1, one per category; all zeros where the parameter is inactive.
-
-        A single category is a constant: ConfigSpace 1.2 encodes it as 1.0 rather than index
-        0, so any active value is accepted, and the column says whether it is active.
-        """
-        k = column.categories
-        if k == 1:
-            return _single_category(values, index, column, what)
-        allowed = (values == np.round(values)) & (values >= 0) & (values < k)
-        if column.conditional:
-            allowed |= values == INACTIVE
-        if not allowed.all():
-            row = int(np.flatnonzero(~allowed)[0])
-            expected = f"an index 0..{k - 1}" + (f" or {INACTIVE} (inactive)" * column.conditional)
-            raise ValueError(
-                f"{what}: column {index} ({column.name!r}) is categorical with {k} categories; "
-                f"row {row} holds {values[row]}, expected {expected}"
-            )
-        return (values[:, None] == np.arange(k)[None, :]).astype(np.float64)
+        return np.concatenate(blocks, axis=1)
 
 
-def _single_category(
-    values: np.ndarray, index: int, column: EncodingColumn, what: str
-) -> np.ndarray:
-    """1 where the constant is active, 0 where it is inactive."""
-    inactive = values == INACTIVE
-    if inactive.any() and not column.conditional:
-        row = int(np.flatnonzero(inactive)[0])
-        raise ValueError(
-            f"{what}: column {index} ({column.name!r}) is not conditional, but row {row} holds "
-            f"{INACTIVE} (inactive)"
-        )
-    return (~inactive).astype(np.float64)[:, None]
+def _one_hot(values: np.ndarray, categories: int) -> np.ndarray:
+    """Columns of 0/1, one per category; all zeros where the parameter is inactive (checked
+    values: indices ``0..categories-1`` or ``INACTIVE``)."""
+    return (values[:, None] == np.arange(categories)[None, :]).astype(np.float64)

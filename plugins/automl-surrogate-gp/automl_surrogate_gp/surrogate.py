@@ -38,7 +38,7 @@ from linear_operator.utils.warnings import NumericalWarning
 from threadpoolctl import ThreadpoolController
 
 from automl_core.contracts import Surrogate
-from automl_core.space import EncodingColumn
+from automl_core.space import EncodingColumn, check_losses
 from automl_surrogate_gp.encoding import InputEncoder
 from automl_surrogate_gp.model import DTYPE, ExactGPModel, ExactPosterior, Hyperparameters
 
@@ -147,8 +147,8 @@ class GPSurrogate(Surrogate):
     def fit(self, X: np.ndarray, y: np.ndarray) -> GPSurrogate:
         """Standardise ``y``, fit the hyper-parameters (warm-started from the previous fit)
         and factorise the training covariance for :meth:`predict`."""
-        inputs = self._encoder.transform(X, "X")
-        targets = _as_targets(y, len(inputs))
+        inputs = self._encoder.transform(X, "gp surrogate")
+        targets = check_losses(y, len(inputs), "gp surrogate")
         if len(inputs) == 0:
             raise ValueError("gp surrogate: fit() needs at least one observation, got none")
         self._standardiser = Standardiser.of(targets)
@@ -166,7 +166,7 @@ class GPSurrogate(Surrogate):
         ``include_noise``), on the scale of the losses given to :meth:`fit`."""
         if not self._fitted:
             raise RuntimeError("gp surrogate: predict() called before fit()")
-        inputs = self._encoder.transform(X, "X")
+        inputs = self._encoder.transform(X, "gp surrogate")
         if inputs.shape[1] != self._width:
             raise ValueError(
                 f"gp surrogate: X has {inputs.shape[1]} kernel inputs, the model was fitted "
@@ -346,23 +346,6 @@ def _quiet_jitter_warnings() -> Iterator[None]:
 
 def _warn_fallback(message: str) -> None:
     warnings.warn(f"gp surrogate: {message}", GPFallbackWarning, stacklevel=3)
-
-
-def _as_targets(y: np.ndarray, rows: int) -> np.ndarray:
-    """``y`` as a finite float64 vector with one loss per row, or a ValueError saying why not."""
-    targets = np.asarray(y, dtype=np.float64)
-    if targets.ndim != 1 or len(targets) != rows:
-        raise ValueError(
-            f"gp surrogate: y must be a vector with one loss per row of X ({rows}), "
-            f"got shape {targets.shape}"
-        )
-    bad = np.flatnonzero(~np.isfinite(targets))
-    if len(bad):
-        raise ValueError(
-            f"gp surrogate: y holds a non-finite loss ({targets[bad[0]]}) at row {bad[0]}; "
-            "give failed trials a finite loss (e.g. the worst observed) before fitting"
-        )
-    return targets
 
 
 def _check_positive(name: str, value: float, allow_zero: bool = False) -> None:

@@ -16,14 +16,14 @@ COLUMNS = [
     EncodingColumn("rate", categories=0),
     EncodingColumn("kernel", categories=2, conditional=True),
     EncodingColumn("degree", categories=0, conditional=True),
-    EncodingColumn("constant", categories=1, conditional=True),
+    EncodingColumn("one_choice", categories=1, conditional=True),  # index 0, or inactive
 ]
 
 
 def test_categoricals_become_one_hot_and_inactive_becomes_zeros():
     X = np.array(
         [
-            [0, 0.25, 1, 0.5, 1.0],
+            [0, 0.25, 1, 0.5, 0],
             [2, 1.00, INACTIVE, INACTIVE, INACTIVE],
         ]
     )
@@ -51,9 +51,9 @@ def test_without_columns_everything_is_a_number():
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ([3, 0.5, 0, 0.5, 1.0], r"column 0 \('algorithm'\).*3 categories; row 0 holds 3.0"),
-        ([0.5, 0.5, 0, 0.5, 1.0], r"column 0 \('algorithm'\).*holds 0.5"),
-        ([INACTIVE, 0.5, 0, 0.5, 1.0], r"'algorithm'.*expected an index 0..2$"),
+        ([3, 0.5, 0, 0.5, 0], r"column 0 \('algorithm'\).*3 categories; row 0 holds 3.0"),
+        ([0.5, 0.5, 0, 0.5, 0], r"column 0 \('algorithm'\).*holds 0.5"),
+        ([INACTIVE, 0.5, 0, 0.5, 0], r"'algorithm'.*expected an index 0..2\)$"),
         ([0, 0.5, 0, 0.5], "4 columns, but prepare\\(\\) described 5"),
     ],
 )
@@ -141,3 +141,25 @@ def test_a_loss_of_a_categorical_and_a_conditional_number_is_learned(autosklearn
     assert spearmanr(mean[forest], y_test[forest]).statistic > 0.9
     assert np.mean((mean - y_test) ** 2) < 0.1 * np.var(y_test)
     assert np.all(np.isfinite(std))
+
+
+def test_a_one_choice_categorical_of_a_real_space_becomes_an_active_column():
+    """auto-sklearn's regression space has one-choice categoricals (encoded 0, or -1 where
+    inactive); a Constant is a number column (encoded 1.0), not a one-category column."""
+    from automl_core.errors import UnknownComponentError
+    from automl_core.plugins import load_plugins
+
+    try:
+        space = load_plugins().create("space", "autosklearn-regression")
+    except UnknownComponentError:
+        pytest.skip("automl-sklearn (space autosklearn-regression) is not installed")
+    columns = space.columns()
+    single = [index for index, column in enumerate(columns) if column.categories == 1]
+    assert single  # e.g. regressor:gradient_boosting:loss
+    X = space.sample_vectors(np.random.default_rng(0), 200)
+    encoded = InputEncoder.from_columns(columns).transform(X)
+    starts = np.cumsum([0] + [max(column.categories, 1) for column in columns])
+    for index in single:
+        active = X[:, index] != INACTIVE
+        assert active.any()
+        np.testing.assert_array_equal(encoded[:, starts[index]], active.astype(float))

@@ -31,7 +31,7 @@ import sklearn
 from sklearn.tree import DecisionTreeRegressor
 
 from automl_core.contracts import Surrogate
-from automl_core.space import INACTIVE, EncodingColumn
+from automl_core.space import EncodingColumn, check_columns, check_encoded, check_losses
 
 #: The percentile of the losses that sets the shift of the log transform (see LossScale).
 LOG_SHIFT_PERCENTILE = 5.0
@@ -166,19 +166,7 @@ class RandomForestSurrogate(Surrogate):
         """Remember what each column holds, to check category indices in :meth:`fit`.
 
         The trees themselves treat every column as numeric (see the class docstring)."""
-        columns = tuple(columns)
-        for position, column in enumerate(columns):
-            if not isinstance(column, EncodingColumn):
-                raise TypeError(
-                    f"prepare: column {position} is a {type(column).__name__}, "
-                    "expected an automl_core.space.EncodingColumn"
-                )
-            if column.categories < 0:
-                raise ValueError(
-                    f"prepare: column {position} ({column.name!r}) has "
-                    f"{column.categories} categories; expected 0 (numeric) or more"
-                )
-        self.columns = columns
+        self.columns = check_columns(columns, "prepare")
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> RandomForestSurrogate:
         """Grow ``n_trees`` trees on encoded configurations ``X`` (n x d) and losses ``y``.
@@ -187,11 +175,10 @@ class RandomForestSurrogate(Surrogate):
         crashed trial must be given a finite loss by the strategy), or, after
         :meth:`prepare`, a column count or category index that does not match the columns.
         """
-        X = _as_matrix(X, "fit")
-        y = _as_losses(y, len(X))
+        X = check_encoded(X, self.columns, "fit")
+        y = check_losses(y, len(X), "fit")
         if len(X) == 0:
             raise ValueError("fit: needs at least one observation, X has 0 rows")
-        self._check_columns(X)
         self._scale = LossScale.fit(y, self.log_y)
         targets = self._scale.forward(y)
         X32 = np.ascontiguousarray(X, dtype=np.float32)
@@ -209,17 +196,12 @@ class RandomForestSurrogate(Surrogate):
         return per_tree.mean(axis=0), per_tree.std(axis=0)
 
     # -- beyond the contract -----------------------------------------------------------------
-    @property
-    def is_fitted(self) -> bool:
-        """Whether :meth:`fit` has succeeded at least once."""
-        return bool(self._trees)
-
     def tree_predictions(self, X: np.ndarray) -> np.ndarray:
         """Every tree's predicted loss (n_trees x rows of X), on the loss scale: the empirical
         predictive distribution, e.g. for Thompson sampling or quantile-based acquisitions."""
         if not self._trees:
             raise RuntimeError("predict: the random-forest surrogate has not been fitted yet")
-        X = _as_matrix(X, "predict")
+        X = check_encoded(X, where="predict")
         if X.shape[1] != self._n_features:
             raise ValueError(
                 f"predict: X has {X.shape[1]} columns, but the forest was fitted on "
@@ -251,21 +233,6 @@ class RandomForestSurrogate(Surrogate):
         tree.fit(X32, targets, sample_weight=weights, check_input=False)
         return _FittedTree(tree.tree_, tree.tree_.value[:, 0, 0].copy())
 
-    def _check_columns(self, X: np.ndarray) -> None:
-        """After :meth:`prepare`: the column count, and the indices of categorical columns of
-        two or more categories in range (or INACTIVE where conditional)."""
-        if self.columns is None:
-            return
-        if X.shape[1] != len(self.columns):
-            raise ValueError(
-                f"fit: X has {X.shape[1]} columns, but prepare() described {len(self.columns)}"
-            )
-        for position, column in enumerate(self.columns):
-            # A single-category column is a constant, and holds no information whatever its
-            # value; ConfigSpace 1.2 encodes a Constant as 1.0, not as index 0.
-            if column.categories > 1:
-                _check_category_indices(X[:, position], position, column)
-
 
 def _fresh_random_state(seed: int) -> np.random.RandomState:
     """The random stream of one fit, in the legacy interface scikit-learn's trees take.
@@ -273,60 +240,6 @@ def _fresh_random_state(seed: int) -> np.random.RandomState:
     On a PCG64 generator: seeding the default MT19937 costs ~0.13 ms, a tenth of a small fit.
     """
     return np.random.RandomState(np.random.PCG64(seed))
-
-
-def _check_category_indices(values: np.ndarray, position: int, column: EncodingColumn) -> None:
-    """Values of a categorical column are indices 0..k-1, or INACTIVE if conditional."""
-    valid = (values == np.round(values)) & (values >= 0) & (values < column.categories)
-    if column.conditional:
-        valid |= values == INACTIVE
-    if not valid.all():
-        row = int(np.flatnonzero(~valid)[0])
-        allowed = f"0..{column.categories - 1}" + (" or -1" if column.conditional else "")
-        raise ValueError(
-            f"fit: column {position} ({column.name!r}) is categorical with "
-            f"{column.categories} categories, but row {row} holds {float(values[row])!r} "
-            f"(expected an index {allowed})"
-        )
-
-
-def _as_matrix(X: Any, where: str) -> np.ndarray:
-    """X as a finite float matrix, or a ValueError saying what is wrong with it."""
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{where}: X must be a numeric matrix ({error})") from None
-    if X.ndim != 2:
-        raise ValueError(f"{where}: X must be 2-d (rows x columns), got shape {X.shape}")
-    if X.shape[1] == 0:
-        raise ValueError(f"{where}: X has no columns")
-    finite = np.isfinite(X)
-    if not finite.all():
-        row, column = (int(i) for i in np.argwhere(~finite)[0])
-        raise ValueError(
-            f"{where}: X must be finite, but X[{row}, {column}] is {float(X[row, column])!r} "
-            f"(inactive values are encoded as {INACTIVE})"
-        )
-    return X
-
-
-def _as_losses(y: Any, n: int) -> np.ndarray:
-    """y as a finite float vector of length ``n``, or a ValueError saying what is wrong."""
-    try:
-        y = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"fit: y must be a numeric vector ({error})") from None
-    if y.ndim != 1:
-        raise ValueError(f"fit: y must be 1-d (one loss per row of X), got shape {y.shape}")
-    if len(y) != n:
-        raise ValueError(f"fit: X has {n} rows but y has {len(y)} losses")
-    bad = np.flatnonzero(~np.isfinite(y))
-    if bad.size:
-        raise ValueError(
-            f"fit: y must be finite, but y[{int(bad[0])}] is {float(y[bad[0]])!r} "
-            f"({bad.size} non-finite in all); give failed trials a large finite loss instead"
-        )
-    return y
 
 
 def _check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:

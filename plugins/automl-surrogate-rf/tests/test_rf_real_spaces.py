@@ -86,3 +86,22 @@ def test_on_oboe_it_ranks_held_out_pipelines_by_their_real_error():
     assert spearmanr(mean, y[test]).statistic > 0.75
     constant_mse = np.mean((y[train].mean() - y[test]) ** 2)
     assert np.mean((mean - y[test]) ** 2) < 0.8 * constant_mse
+
+
+def test_prepared_on_a_space_with_one_choice_categoricals_it_checks_them_as_indices():
+    """auto-sklearn's regression space has one-choice categoricals: index 0, or -1 where
+    inactive (a Constant is a number column, encoded 1.0); any other value is refused."""
+    sklearn_plugin = pytest.importorskip("automl_sklearn.plugin")
+    plugins = load_plugins(extra=[sklearn_plugin], entry_points=False)
+    space = plugins.create("space", "autosklearn-regression")
+    columns = space.columns()
+    single = next(i for i, column in enumerate(columns) if column.categories == 1)
+    X = space.sample_vectors(np.random.default_rng(0), 50)
+    surrogate = RandomForestSurrogate(n_trees=2)
+    surrogate.prepare(columns)
+    surrogate.fit(X, np.linspace(0, 1, 50))
+    X[3, single] = 1.0
+    with pytest.raises(
+        ValueError, match=rf"column {single} .* row 3 holds 1.0 \(expected an index 0..0"
+    ):
+        surrogate.fit(X, np.linspace(0, 1, 50))
