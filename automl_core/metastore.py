@@ -22,7 +22,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -171,7 +171,8 @@ class MetaDataSource(abc.ABC):
     """A named meta-dataset: where it comes from, how to convert it, how to load it.
 
     Subclasses set the class attributes (read by ``automl data list`` without loading
-    anything) and implement :meth:`build`, which reads the downloaded package. Parameters of
+    anything; :meth:`load` also puts ``licence`` and ``provenance`` into ``info``) and
+    implement :meth:`build`, which reads the downloaded package. Parameters of
     the constructor select a part of the source (e.g. one metric's folder); they must be
     reflected in :meth:`cache_name` so that each part is converted into its own folder.
     """
@@ -200,8 +201,20 @@ class MetaDataSource(abc.ABC):
         return name if self.conversion == 1 else f"{name}-c{self.conversion}"
 
     def load(self) -> MetaData:
-        """The meta-data: converted on first use, read from the cache afterwards."""
-        return converted(self.cache_name(), self.build)
+        """The meta-data: converted on first use, read from the cache afterwards.
+
+        ``info["licence"]`` and ``info["provenance"]`` are the class attributes of those names
+        wherever :meth:`build` left the key out and the attribute is not empty. They are added
+        before the conversion is stored, so that the folder carries them too.
+        """
+        return converted(self.cache_name(), self._build_with_attribution)
+
+    def _build_with_attribution(self) -> MetaData:
+        metadata = self.build()
+        attribution = {"licence": self.licence, "provenance": self.provenance}
+        missing = {k: v for k, v in attribution.items() if v and k not in metadata.info}
+        # A copy, not info.setdefault: build() may return an object its source keeps.
+        return replace(metadata, info={**metadata.info, **missing}) if missing else metadata
 
     @classmethod
     def packages(cls) -> tuple[Package, ...]:

@@ -8,13 +8,16 @@ added here, so callers write the same path for wheels and sdists.
 
 from __future__ import annotations
 
+import json
 import tarfile
 import zipfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+import pandas as pd
 
 from automl_core.errors import DatasetError
 
@@ -62,6 +65,41 @@ def read_member(archive: Path, member: str) -> bytes:
     """The bytes of ``member`` of ``archive``."""
     with open_member(archive, member) as handle:
         return handle.read()
+
+
+def read_json_member(archive: Path, member: str) -> dict[str, Any]:
+    """The JSON object in ``member`` of ``archive``, or a DatasetError naming both.
+
+    ``NaN`` literals (Python's json extension, which some of these files use) are accepted.
+    """
+    try:
+        with open_member(archive, member) as handle:
+            value = json.load(handle)
+    # open_member turns a damaged archive into DatasetError; what is left is text that is not
+    # JSON (ValueError, UnicodeDecodeError included) and a file that cannot be read (OSError,
+    # gzip's BadGzipFile included).
+    except (ValueError, OSError) as error:
+        raise DatasetError(
+            f"{archive}: {member} cannot be read ({type(error).__name__}: {error}); the file is "
+            f"corrupt or truncated -- delete {archive} to download it again"
+        ) from error
+    if not isinstance(value, dict):
+        raise DatasetError(f"{archive}: {member} holds a {type(value).__name__}, not an object")
+    return value
+
+
+def read_csv(archive: Path, member: str, **kwargs: Any) -> pd.DataFrame:
+    """``member`` of ``archive`` read by :func:`pandas.read_csv` with ``kwargs``, or a
+    DatasetError naming both."""
+    with open_member(archive, member) as handle:
+        try:
+            return pd.read_csv(handle, **kwargs)
+        # pandas' ParserError and EmptyDataError are ValueErrors, as are failed dtype
+        # conversions and columns missing from ``usecols``.
+        except ValueError as error:
+            raise DatasetError(
+                f"{Path(archive).name}:{member} cannot be read as CSV: {error}"
+            ) from error
 
 
 def list_members(archive: Path, prefix: str = "") -> list[str]:

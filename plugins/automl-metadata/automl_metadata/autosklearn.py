@@ -27,7 +27,6 @@ from __future__ import annotations
 import csv
 import difflib
 import functools
-import io
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ import pandas as pd
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
 from automl_core.metastore import MetaDataSource, Package
-from automl_metadata.archive import list_members, read_member
+from automl_metadata.archive import list_members, read_csv, read_member
 
 #: Where the ASlib folders lie inside the sdist (without its leading ``name-version/``).
 FILES = "autosklearn/metalearning/files"
@@ -123,9 +122,7 @@ class AutoSklearnMetaData(MetaDataSource):
         prefix = f"{FILES}/{self.folder}"
         description = _read_description(read_member(archive, f"{prefix}/{DESCRIPTION_FILE}"))
         runs = _read_runs(read_member(archive, f"{prefix}/{RUNS_FILE}"), f"{prefix}/{RUNS_FILE}")
-        config_ids, configs = _read_configs(
-            read_member(archive, f"{prefix}/{CONFIGS_FILE}"), f"{prefix}/{CONFIGS_FILE}"
-        )
+        config_ids, configs = _read_configs(archive, f"{prefix}/{CONFIGS_FILE}")
         metafeatures = _read_metafeatures(
             read_member(archive, f"{prefix}/{FEATURES_FILE}"), f"{prefix}/{FEATURES_FILE}"
         )
@@ -143,9 +140,7 @@ class AutoSklearnMetaData(MetaDataSource):
                 "metric": runs.metric,
                 "task": scenario["task"],
                 "sparse": scenario["kind"] == "sparse",
-                "licence": self.licence,
                 "source": str(self.package),
-                "provenance": self.provenance,
                 "config_ids": config_ids,
                 "runstatus": dict(sorted(Counter(runs.status).items())),
                 "description": description,
@@ -354,17 +349,15 @@ def _config_id(text: str, where: str) -> int:
     return int(text)
 
 
-def _read_configs(data: bytes, where: str) -> tuple[list[int], list[dict[str, Any]]]:
+def _read_configs(archive: Path, member: str) -> tuple[list[int], list[dict[str, Any]]]:
     """``configurations.csv``: auto-sklearn's ids and the configurations as plain dicts.
 
     Read as text without NA detection (``None``, ``True`` and ``False`` are values of
     categorical hyper-parameters and stay strings); numbers become int or float; an empty
     cell is an inactive hyper-parameter and is left out.
     """
-    try:
-        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
-    except (ValueError, pd.errors.ParserError) as error:
-        raise DatasetError(f"{where} cannot be read as CSV: {error}") from error
+    where = member
+    frame = read_csv(archive, member, dtype=str, keep_default_na=False)
     if CONFIG_ID_COLUMN not in frame.columns:
         raise DatasetError(f"{where}: no column {CONFIG_ID_COLUMN!r} with configuration ids")
     ids = [_config_id(v, where) for v in frame[CONFIG_ID_COLUMN]]

@@ -51,11 +51,7 @@ fold, and trains on the other three.
 from __future__ import annotations
 
 import itertools
-import json
 import pickletools
-import tarfile
-import zipfile
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,10 +63,10 @@ from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
 from automl_core.metastore import MetaDataSource, Package
 from automl_core.space import PoolSpace
-from automl_metadata.archive import open_member, read_member
+from automl_metadata.archive import read_json_member, read_member
+from automl_metadata.oboe import OBOE_PACKAGE
 
 DEEPPIPE_PACKAGE = Package("deeppipe-api", "0.1.1", size_mb=51)
-OBOE_PACKAGE = Package("oboe", "0.2.0", size_mb=53)
 
 DATA_FOLDER = "deeppipe_api/experiments/data"
 PMF_FILE = f"{DATA_FOLDER}/pmf_meta_dataset.json"
@@ -93,9 +89,6 @@ _INT_OPCODES = frozenset({"BININT", "BININT1", "BININT2", "LONG1"})
 _LIST_OPCODES = frozenset({"PROTO", "FRAME", "EMPTY_LIST", "MARK", "APPEND", "APPENDS", "STOP"})
 _MEMO_OPCODES = frozenset({"BINPUT", "LONG_BINPUT", "MEMOIZE"})
 _SAFE_OPCODES = _INT_OPCODES | _LIST_OPCODES | _MEMO_OPCODES
-
-#: What reading a damaged archive or member raises, besides DatasetError.
-_READ_ERRORS = (ValueError, OSError, EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError)
 
 
 class PMF(MetaDataSource):
@@ -131,7 +124,7 @@ class PMF(MetaDataSource):
         )
         return MetaData(
             datasets=datasets,
-            configs=pool_configs(len(tables.pipelines)),
+            configs=pool.candidates(),
             performance=tables.error,
             splits=splits,
             space=pool.name,
@@ -139,9 +132,7 @@ class PMF(MetaDataSource):
             info={
                 **tables.structure(),
                 "init_ids": warm_starts(raw, datasets, PMF_SPLITS, tables, where),
-                "licence": self.licence,
                 "source": f"{self.package}: {PMF_FILE}",
-                "provenance": self.provenance,
                 "metric": "error as DeepPipe stores it (PMF measured balanced accuracy)",
                 "protocol": "DeepPipe meta-trains on 'train', selects on 'validation' and "
                 "tests on 'test', starting each test search from info['init_ids']['test']",
@@ -191,7 +182,7 @@ class TensorOboe(MetaDataSource):
         )
         return MetaData(
             datasets=datasets,
-            configs=pool_configs(len(tables.pipelines)),
+            configs=pool.candidates(),
             performance=tables.error,
             splits=split_ids(tables.tasks_index, datasets, folds, where),
             space=pool.name,
@@ -202,10 +193,8 @@ class TensorOboe(MetaDataSource):
                 "stage_choice_names": choice_names,
                 # DeepPipe's encoder per stage, coarser than the algorithm (see above).
                 "list_for_selector": tables.selector.tolist(),
-                "licence": self.licence,
                 "source": f"{self.package}: {TENSOR_OBOE_FILE} and {TENSOR_OBOE_SPACE_FILE}; "
                 f"{OBOE_PACKAGE}: {TRAINING_INDEX_FILE}",
-                "provenance": self.provenance,
                 "metric": "error of Oboe's error tensor (Oboe's default: balanced error rate)",
                 "protocol": "DeepPipe's run s (0..4) selects on fold s, tests on fold s+1 "
                 "(mod 5) starting from info['init_ids'][that fold], and meta-trains on the "
@@ -219,24 +208,6 @@ class TensorOboe(MetaDataSource):
 # ---------------------------------------------------------------------------------------------
 
 
-def read_json_member(archive: Path, member: str) -> dict[str, Any]:
-    """The JSON object in ``member`` of ``archive``, or a DatasetError naming both.
-
-    ``NaN`` literals (Python's json extension, which these files use) are accepted.
-    """
-    try:
-        with open_member(archive, member) as handle:
-            value = json.load(handle)
-    except _READ_ERRORS as error:
-        raise DatasetError(
-            f"{archive}: {member} cannot be read ({type(error).__name__}: {error}); the file is "
-            f"corrupt or truncated -- delete {archive} to download it again"
-        ) from error
-    if not isinstance(value, dict):
-        raise DatasetError(f"{archive}: {member} holds a {type(value).__name__}, not an object")
-    return value
-
-
 def read_int_list_pickle(archive: Path, member: str) -> list[int]:
     """The list of ints pickled in ``member``, read without unpickling it.
 
@@ -246,7 +217,7 @@ def read_int_list_pickle(archive: Path, member: str) -> list[int]:
     """
     try:
         data = read_member(archive, member)
-    except _READ_ERRORS as error:
+    except OSError as error:  # a damaged archive is already a DatasetError (read_member)
         raise DatasetError(f"{archive}: {member} cannot be read ({error})") from error
     values: list[int] = []
     lists = 0
@@ -405,11 +376,6 @@ def warm_starts(
             converted[datasets[int(row)]] = [int(j) for j in pipelines]
         result[name] = converted
     return result
-
-
-def pool_configs(n: int) -> list[dict[str, Any]]:
-    """The configurations of a pool meta-dataset: candidate ``j`` is column ``j``."""
-    return [{"candidate": j} for j in range(n)]
 
 
 # ---------------------------------------------------------------------------------------------

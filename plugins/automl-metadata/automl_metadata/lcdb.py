@@ -28,7 +28,7 @@ from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
 from automl_core.metastore import MetaDataSource, Package
 from automl_core.space import PoolSpace
-from automl_metadata.archive import open_member
+from automl_metadata.archive import read_csv
 
 CURVES_FILE = "lcdb/database-accuracy.csv"
 DATASETS_FILE = "lcdb/datasets.csv"
@@ -86,14 +86,15 @@ class LCDB(MetaDataSource):
         largest = largest_anchor_positions(means.index, budgets)
         rows = np.arange(len(datasets))
         metafeatures, names = read_datasets_table(archive, datasets)
+        pool = learner_pool(learners)
         return MetaData(
             datasets=datasets,
-            configs=[{"candidate": j} for j in range(len(learners))],
+            configs=pool.candidates(),
             performance=curves[rows, :, largest],
             runtimes=times[rows, :, largest],
             metafeatures=metafeatures,
-            space="lcdb",
-            pool=learner_pool(learners),
+            space=pool.name,
+            pool=pool,
             budgets=budgets,
             curves=curves,
             info=self._info(datasets, budgets[largest], names),
@@ -104,8 +105,6 @@ class LCDB(MetaDataSource):
     ) -> dict[str, Any]:
         return {
             "source": f"{self.package}, {CURVES_FILE} and {DATASETS_FILE}",
-            "licence": self.licence,
-            "provenance": self.provenance,
             "metric": "validation error rate (1 - accuracy), mean over all seeds",
             "budget": "number of training instances",
             "fidelity": "train_size",
@@ -122,16 +121,8 @@ class LCDB(MetaDataSource):
 
 def read_curves(archive: Path) -> pd.DataFrame:
     """The needed columns of database-accuracy.csv (about 50 MB in memory), checked."""
-    where = f"{archive.name}:{CURVES_FILE}"
-    with open_member(archive, CURVES_FILE) as handle:
-        try:
-            raw = pd.read_csv(handle, usecols=list(CURVE_DTYPES), dtype=CURVE_DTYPES)
-        except (ValueError, pd.errors.ParserError) as error:
-            raise DatasetError(
-                f"{where} cannot be read as LCDB curves (columns {', '.join(CURVE_DTYPES)}): "
-                f"{error}"
-            ) from error
-    check_curves(raw, where)
+    raw = read_csv(archive, CURVES_FILE, usecols=list(CURVE_DTYPES), dtype=CURVE_DTYPES)
+    check_curves(raw, f"{archive.name}:{CURVES_FILE}")
     return raw
 
 
@@ -213,11 +204,7 @@ def read_datasets_table(archive: Path, datasets: list[str]) -> tuple[pd.DataFram
     ``datasets`` that datasets.csv describes; rows for datasets without curves are left out,
     as MetaData's meta-features describe its own datasets."""
     where = f"{archive.name}:{DATASETS_FILE}"
-    with open_member(archive, DATASETS_FILE) as handle:
-        try:
-            table = pd.read_csv(handle)
-        except (ValueError, pd.errors.ParserError) as error:
-            raise DatasetError(f"{where} is not a readable CSV file: {error}") from error
+    table = read_csv(archive, DATASETS_FILE)
     missing = [c for c in NAME_COLUMNS if c not in table.columns]
     if missing:
         raise DatasetError(f"{where} lacks the column(s) {', '.join(missing)}")

@@ -26,7 +26,6 @@ for how they are turned into vectors.
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
 from automl_core.metastore import MetaDataSource, Package
 from automl_core.space import INACTIVE, PoolSpace
-from automl_metadata.archive import open_member, read_member
+from automl_metadata.archive import read_csv, read_json_member
 
 FOLDER = "oboe/defaults/Oboe"
 ERROR_MATRIX = f"{FOLDER}/error_matrix.csv"
@@ -74,6 +73,9 @@ LOG_SCALE_RATIO = 10.0
 
 SIZE_COLUMNS = ("n_rows", "n_columns")
 
+#: Oboe's wheel: also where Tensor-OBOE's dataset ids come from (:mod:`.deeppipe`).
+OBOE_PACKAGE = Package("oboe", "0.2.0", size_mb=53)
+
 
 class Oboe(MetaDataSource):
     """Oboe's error and runtime matrices (418 datasets x 219 models) as a pool meta-dataset.
@@ -84,7 +86,7 @@ class Oboe(MetaDataSource):
     headers: ``{"algorithm": "AB", "hyperparameters": {...}}``.
     """
 
-    package = Package("oboe", "0.2.0", size_mb=53)
+    package = OBOE_PACKAGE
     licence = "BSD-3-Clause"
     provenance = (
         "Yang, Akimoto, Kim & Udell (2019), OBOE: Collaborative filtering for AutoML model "
@@ -113,7 +115,7 @@ class Oboe(MetaDataSource):
         )
         return MetaData(
             datasets=datasets,
-            configs=[{"candidate": j} for j in range(len(pipelines))],
+            configs=pool.candidates(),
             performance=errors.to_numpy(dtype=float),
             runtimes=runtimes.to_numpy(dtype=float),
             metafeatures=read_sizes(archive, datasets),
@@ -125,8 +127,6 @@ class Oboe(MetaDataSource):
     def _info(self, algorithms: list[str], columns: list[str]) -> dict[str, Any]:
         return {
             "source": f"{self.package} wheel, {FOLDER}/",
-            "licence": self.licence,
-            "provenance": self.provenance,
             "metric": "balanced error rate (Oboe's default), lower is better",
             "runtime_unit": "seconds",
             "algorithms": algorithms,
@@ -144,11 +144,7 @@ def read_algorithms(archive: Path) -> list[str]:
     """The algorithm abbreviations of classification.json, in its order (the stage choices
     index into this list)."""
     where = f"{archive.name}:{SPACE_FILE}"
-    try:
-        space = json.loads(read_member(archive, SPACE_FILE))
-    except ValueError as error:
-        raise DatasetError(f"{where} is not valid JSON: {error}") from error
-    algorithms = space.get("algorithms") if isinstance(space, dict) else None
+    algorithms = read_json_member(archive, SPACE_FILE).get("algorithms")
     if not isinstance(algorithms, list) or not all(isinstance(a, str) for a in algorithms):
         raise DatasetError(f"{where} has no list of algorithm names under 'algorithms'")
     return algorithms
@@ -157,11 +153,7 @@ def read_algorithms(archive: Path) -> list[str]:
 def read_matrix(archive: Path, member: str) -> pd.DataFrame:
     """A datasets x models matrix; the index is the first column as written (ids as str)."""
     where = f"{archive.name}:{member}"
-    with open_member(archive, member) as handle:
-        try:
-            frame = pd.read_csv(handle, index_col=0, dtype={0: str})
-        except (ValueError, pd.errors.ParserError) as error:
-            raise DatasetError(f"{where} is not a readable CSV file: {error}") from error
+    frame = read_csv(archive, member, index_col=0, dtype={0: str})
     frame.index = frame.index.astype(str)
     not_numeric = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
     if not_numeric:
@@ -237,11 +229,7 @@ def dataset_ids(index: pd.Index, where: str) -> list[str]:
 def read_sizes(archive: Path, datasets: list[str]) -> pd.DataFrame:
     """``n_rows`` and ``n_columns`` per dataset, for the datasets of the matrices."""
     where = f"{archive.name}:{DATASET_SIZES}"
-    with open_member(archive, DATASET_SIZES) as handle:
-        try:
-            frame = pd.read_csv(handle, index_col=0, dtype=str)
-        except (ValueError, pd.errors.ParserError) as error:
-            raise DatasetError(f"{where} is not a readable CSV file: {error}") from error
+    frame = read_csv(archive, DATASET_SIZES, index_col=0, dtype=str)
     if frame.shape[1] != len(SIZE_COLUMNS):
         raise DatasetError(f"{where}: expected an id column and 2 size columns")
     try:

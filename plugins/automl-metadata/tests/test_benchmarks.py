@@ -13,6 +13,7 @@ import automl_metadata.plugin
 from automl_core.cli import main
 from automl_core.history import RunHistory
 from automl_core.lookup import TableBenchmark
+from automl_core.metastore import load_metadata, metadata_dir
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import HISTORY_FILE, run, run_suite
@@ -135,3 +136,13 @@ def test_data_fetch_reads_a_converted_source_and_list_prints_a_table(capsys):
     assert "tensor-oboe" in lines and "autosklearn" in lines
     assert main(["data", "show", "autosklearn", "-p", "folder=nope"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(automl_metadata.plugin.SOURCES))
+def test_every_source_states_its_licence_and_provenance(name):
+    """``MetaDataSource.load()`` copies them from the class attributes into ``info``, and the
+    converted folder keeps them: it is a meta-data folder that can be read without the source."""
+    source = automl_metadata.plugin.SOURCES[name][0]()
+    for info in (source.load().info, load_metadata(metadata_dir() / source.cache_name()).info):
+        assert info["licence"] == source.licence and info["provenance"] == source.provenance
+        assert info["source"]

@@ -26,7 +26,6 @@ from automl_core.metastore import Package
 from automl_metadata.archive import read_member
 from automl_metadata.deeppipe import (
     DEEPPIPE_PACKAGE,
-    OBOE_PACKAGE,
     PMF,
     PMF_FILE,
     TENSOR_OBOE_FILE,
@@ -34,6 +33,7 @@ from automl_metadata.deeppipe import (
     TRAINING_INDEX_FILE,
     TensorOboe,
 )
+from automl_metadata.oboe import OBOE_PACKAGE
 
 OBOE_TENSOR_FILE = "oboe/defaults/TensorOboe/error_tensor_imputed_20-4-2-2-8-20_f16_compressed.npz"
 DEEPPIPE_WHEEL = "deeppipe_api-0.1.1-py3-none-any.whl"
