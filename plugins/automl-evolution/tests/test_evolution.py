@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -451,6 +452,40 @@ def test_a_pool_crossover_mixes_the_parents_stage_by_stage(stage_pool):
         assert all(choices[index, s] in (choices[a, s], choices[b, s]) for s in range(2))
 
 
+def test_a_crossover_child_is_a_mutated_mix_of_two_different_parents(stage_pool, monkeypatch):
+    calls = []  # ("crossover", (a, b), mix) and ("mutate", parent, child), in order
+    crossover, mutate = PoolVariation.crossover, PoolVariation.mutate
+
+    def recording_crossover(self, a, b, rng):
+        mix = crossover(self, a, b, rng)
+        calls.append(("crossover", (a, b), mix))
+        return mix
+
+    def recording_mutate(self, parent, rng, swap):
+        child = mutate(self, parent, rng, swap)
+        calls.append(("mutate", parent, child))
+        return child
+
+    monkeypatch.setattr(PoolVariation, "crossover", recording_crossover)
+    monkeypatch.setattr(PoolVariation, "mutate", recording_mutate)
+    points = scaled(stage_pool)[:, :3]
+
+    def loss(config: dict) -> float:
+        return float(np.sum(points[config["candidate"]] ** 2))
+
+    asked, _ = drive(Evolution(population=8, crossover=1.0), stage_pool, loss, 2, 60)
+    children = [c.config for c in asked if c.origin == "crossover"]
+    assert len(children) > 40
+    parents = [arguments for kind, arguments, _ in calls if kind == "crossover"]
+    assert all(a != b for a, b in parents)  # never a member crossed with itself
+    mutated_mixes = [
+        child
+        for (kind, _, mix), (next_kind, parent, child) in pairwise(calls)
+        if kind == "crossover" and mix is not None and next_kind == "mutate" and parent == mix
+    ]
+    assert all(child in mutated_mixes for child in children)  # mixed, then mutated
+
+
 def test_evolution_beats_random_search_on_a_pool():
     """Nearest-candidate mutations find the optimum of a smooth objective far sooner than
     random samples. Measured in ten groups of 6 seeds: evolution's best loss after 100
@@ -559,5 +594,7 @@ def test_a_table_lookup_benchmark_run(tmp_path, capsys):
     trials = run_recipe(recipe, tmp_path, capsys)
     assert len(trials) == 40 and all(t.status == "ok" for t in trials)
     assert len({t.trial.config["candidate"] for t in trials}) == 40
+    origins = [t.trial.origin for t in trials]
+    assert origins[:6] == ["random"] * 6 and set(origins[6:]) <= CHILDREN  # bred, not sampled
     found = [t.result().loss for t in trials]
     assert min(found[6:]) < min(found[:6])  # the children improved on the random start

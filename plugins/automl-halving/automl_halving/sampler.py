@@ -12,6 +12,10 @@ surrogate is fitted on the largest budget that has at least ``min_points`` finis
 evaluations, and the next configuration maximises expected improvement over a set of random
 candidates and neighbours of the best ones at that budget (the whole pool, on a pool space); a
 ``random_fraction`` of the samples stay random so that the model cannot trap the search.
+
+On a pool, the candidates not yet proposed are kept as a mask, so that drawing one costs the
+same whatever the pool's size (LCDB's pools are small, a meta-dataset's can hold tens of
+thousands of pipelines).
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import norm
 
+from automl_core.acquisition import expected_improvement, random_best
 from automl_core.contracts import SearchContext, SearchSpace, Surrogate
 from automl_core.space import PoolSpace
 from automl_core.trial import Candidate, Config
@@ -51,12 +55,20 @@ class NewConfigurations:
             self.surrogate = context.surrogate_factory()
             if hasattr(self.space, "columns"):
                 self.surrogate.prepare(self.space.columns())
+        # The encoded width is read from a random sample, not from ``space.columns()``: the
+        # draw is part of every seeded run's random stream (the results in
+        # docs/benchmarks.md were made with it), and dropping it would change every proposal.
         width = self.space.encode([self.space.sample(rng, 1)[0]]).shape[1]
         #: BOHB fits at n + 1 points (n dimensions), Auto-sklearn at n / 2; capped so that a
         #: space of hundreds of encoded columns still gets a model within a short run.
         self.min_points = min_points or max(3, min(20, math.ceil(width / 2) + 1))
-        self.queue: list[Config] = context.warm_start_configs()
+        self.queue: list[Config] = [*context.warm_start_configs()]
         self.seen: set[str] = set()
+        #: on a pool: which candidates are offered and not yet proposed (or told)
+        self.unseen: np.ndarray | None = None
+        if isinstance(self.space, PoolSpace):
+            assert self.space.available is not None
+            self.unseen = self.space.available.copy()
         #: the largest budget each proposed configuration was asked at
         self.reached: dict[str, tuple[Config, float]] = {}
         #: per budget: configuration key -> (configuration, loss); failures count as the
@@ -64,9 +76,10 @@ class NewConfigurations:
         self.observations: dict[float, dict[str, tuple[Config, float]]] = defaultdict(dict)
 
     def observe(self, config: Config, budget: float, loss: float) -> None:
-        self.seen.add(self.space.key(config))
+        key = self.space.key(config)
+        self._see(key, config)
         self.asked(config, budget)
-        self.observations[budget][self.space.key(config)] = (config, loss)
+        self.observations[budget][key] = (config, loss)
 
     def asked(self, config: Config, budget: float) -> None:
         """Note that ``config`` is evaluated at ``budget`` (a promotion, a new start)."""
@@ -95,14 +108,14 @@ class NewConfigurations:
         if self.surrogate is not None and self.rng.random() >= self.random_fraction:
             budget = self._model_budget()
             if budget is not None:
-                config = self._by_model(budget)
-                if config is not None and self._claim(config):
-                    return Candidate(config, origin=f"model@{budget:g}")
-        if isinstance(self.space, PoolSpace):  # draw among the unseen: a pool runs out
-            unseen = [c for c in self.space.candidates() if self.space.key(c) not in self.seen]
-            if not unseen:
+                chosen = self._by_model(budget)
+                if chosen is not None and self._claim(chosen):
+                    return Candidate(chosen, origin=f"model@{budget:g}")
+        if self.unseen is not None:  # a pool: draw among the unseen, until it runs out
+            unseen = np.flatnonzero(self.unseen)
+            if not unseen.size:
                 return None
-            config = unseen[int(self.rng.integers(len(unseen)))]
+            config = {"candidate": int(unseen[int(self.rng.integers(len(unseen)))])}
             self._claim(config)
             return Candidate(config, origin="random")
         for _ in range(20):
@@ -112,11 +125,20 @@ class NewConfigurations:
         return None
 
     def _claim(self, config: Config) -> bool:
+        """Mark ``config`` as proposed; False if it was proposed (or told) before."""
         key = self.space.key(config)
         if key in self.seen:
             return False
-        self.seen.add(key)
+        self._see(key, config)
         return True
+
+    def _see(self, key: str, config: Config) -> None:
+        """Note ``config`` (whose key is ``key``) as proposed or told: never new again."""
+        self.seen.add(key)
+        if self.unseen is not None:
+            index = config["candidate"]
+            if 0 <= index < len(self.unseen):  # else not of this pool: nothing to leave out
+                self.unseen[index] = False
 
     def _model_budget(self) -> float | None:
         """The largest budget with at least ``min_points`` finished evaluations."""
@@ -124,31 +146,37 @@ class NewConfigurations:
         return max(enough) if enough else None
 
     def _by_model(self, budget: float) -> Config | None:
+        """The candidate of highest expected improvement under the surrogate fitted on the
+        results at ``budget`` (failures as the worst of them); None when there is no
+        candidate left, or fewer than two finished results."""
         assert self.surrogate is not None
-        observed = list(self.observations[budget].values())
-        losses = np.array([loss for _, loss in observed], dtype=float)
+        observed = [config for config, _ in self.observations[budget].values()]
+        losses = np.array([loss for _, loss in self.observations[budget].values()], dtype=float)
         finite = losses[np.isfinite(losses)]
         if len(finite) < 2:
             return None
         losses = np.where(np.isfinite(losses), losses, finite.max())
-        self.surrogate.fit(self.space.encode([c for c, _ in observed]), losses)
-        candidates = self._candidates([c for c, _ in observed], losses)
-        if not candidates:
+        candidates, rows = self._candidates(observed, losses)
+        if not candidates:  # checked before fitting: an exhausted pool needs no model
             return None
-        mean, std = self.surrogate.predict(self.space.encode(candidates))
+        self.surrogate.fit(self.space.encode(observed), losses)
+        mean, std = self.surrogate.predict(rows)
         scores = expected_improvement(np.asarray(mean), np.asarray(std), float(finite.min()))
-        best = np.flatnonzero(scores >= scores.max() - 1e-12)
-        return candidates[int(self.rng.choice(best))]
+        return candidates[random_best(scores, self.rng)]
 
-    def _candidates(self, observed: Sequence[Config], losses: np.ndarray) -> list[Config]:
-        """Unseen configurations to score: on a pool, (a sample of) the unseen candidates;
-        elsewhere random samples plus neighbours of the three best observed."""
-        if isinstance(self.space, PoolSpace):
-            pool = [c for c in self.space.candidates() if self.space.key(c) not in self.seen]
-            if len(pool) > POOL_SAMPLE:
-                picks = self.rng.choice(len(pool), POOL_SAMPLE, replace=False)
-                pool = [pool[i] for i in picks]
-            return pool
+    def _candidates(
+        self, observed: Sequence[Config], losses: np.ndarray
+    ) -> tuple[list[Config], np.ndarray]:
+        """Unseen configurations to score, and their encodings: on a pool, (a sample of) the
+        unseen candidates; elsewhere random samples plus neighbours of the three best
+        observed."""
+        if self.unseen is not None:
+            assert isinstance(self.space, PoolSpace)
+            indices = np.flatnonzero(self.unseen)
+            if len(indices) > POOL_SAMPLE:
+                indices = indices[self.rng.choice(len(indices), POOL_SAMPLE, replace=False)]
+            pool: list[Config] = [{"candidate": int(index)} for index in indices]
+            return pool, self.space.encodings[indices]
         configs = list(self.space.sample(self.rng, self.n_candidates))
         neighbours = getattr(self.space, "neighbours", None)
         if neighbours is not None:
@@ -159,11 +187,5 @@ class NewConfigurations:
             key = self.space.key(config)
             if key not in self.seen:
                 unseen.setdefault(key, config)
-        return list(unseen.values())
-
-
-def expected_improvement(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
-    """EI of a loss below ``best`` (zero where the model is certain and no better)."""
-    std = np.maximum(std, 1e-12)
-    z = (best - mean) / std
-    return (best - mean) * norm.cdf(z) + std * norm.pdf(z)
+        candidates = list(unseen.values())
+        return candidates, self.space.encode(candidates) if candidates else np.empty((0, 0))

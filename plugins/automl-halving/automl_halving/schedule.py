@@ -54,8 +54,13 @@ def rung_budgets(min_budget: float, max_budget: float, eta: float) -> list[float
     return [max_budget * eta ** (k - s_max) for k in range(s_max + 1)]
 
 
-def check_range(min_budget: float, max_budget: float, eta: float) -> None:
-    if eta <= 1:
+def check_eta(eta: float) -> None:
+    """Rungs must grow: ``eta > 1`` (NaN refused too)."""
+    if not eta > 1:
         raise ValueError(f"eta must be greater than 1, got {eta}")
+
+
+def check_range(min_budget: float, max_budget: float, eta: float) -> None:
+    check_eta(eta)
     if not 0 < min_budget < max_budget:
         raise ValueError(f"need 0 < min_budget < max_budget, got {min_budget}, {max_budget}")

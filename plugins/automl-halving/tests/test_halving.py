@@ -8,16 +8,24 @@ import math
 import numpy as np
 import pytest
 import yaml
+from ConfigSpace import ConfigurationSpace, Float, Integer
+from scipy.stats import norm
 from sklearn.ensemble import RandomForestRegressor
 
 from automl_core.cli import main
 from automl_core.contracts import Fidelity, SearchContext, Surrogate, WarmStart
 from automl_core.history import RunHistory
 from automl_core.runner import HISTORY_FILE
-from automl_core.space import PoolSpace
+from automl_core.space import PipelineComponent, PipelineSpace, PoolSpace, Stage
 from automl_core.trial import Result, Status, Trial
 from automl_halving.schedule import Rung, halving_bracket, hyperband_brackets, rung_budgets
-from automl_halving.strategy import AsynchronousHalving, Hyperband, SuccessiveHalving
+from automl_halving.strategy import (
+    AsynchronousHalving,
+    Bracket,
+    Hyperband,
+    Slot,
+    SuccessiveHalving,
+)
 
 # -- the schedule --------------------------------------------------------------------------------
 
@@ -174,6 +182,24 @@ def test_successive_halving_on_a_small_pool_goes_on_at_larger_budgets():
     }  # until every candidate has had the full budget
 
 
+def test_a_bracket_closed_early_scales_its_later_rungs_alike():
+    bracket = Bracket([Rung(9, 1 / 9), Rung(3, 1 / 3), Rung(1, 1.0)])
+    bracket.slots = [Slot({"candidate": i}, "random") for i in range(4)]
+    bracket.shrink()  # 4 of 9: the later rungs keep 4/9 of their size, at least one
+    assert bracket.rungs == [Rung(4, 1 / 9), Rung(1, 1 / 3), Rung(1, 1.0)]
+    bracket = Bracket([Rung(27, 1 / 27), Rung(9, 1 / 9), Rung(3, 1 / 3), Rung(1, 1.0)])
+    bracket.slots = [Slot({"candidate": i}, "random") for i in range(18)]
+    bracket.shrink()
+    assert [rung.size for rung in bracket.rungs] == [18, 6, 2, 1]
+    bracket = Bracket([Rung(9, 1 / 9), Rung(3, 1 / 3), Rung(1, 1.0)])
+    bracket.shrink()  # nothing to start at all: an empty bracket
+    assert [rung.size for rung in bracket.rungs] == [0, 0, 0]
+    # in a run: a pool of 5 fills 5 of the first rung's 9, so 1 (not 3) is promoted
+    space = pool(size=5)
+    trials = drive(started(SuccessiveHalving(eta=3), space), space, 7)
+    assert [t.budget for t in trials] == pytest.approx([1 / 9] * 5 + [1 / 3, 1.0])
+
+
 def test_the_same_seed_gives_the_same_search():
     space = pool()
     one = drive(started(Hyperband(), space, seed=4), space, 30)
@@ -215,6 +241,49 @@ def test_asha_keeps_every_worker_busy_and_finds_good_configurations():
     assert best <= everything[len(everything) // 10]  # among the best tenth of the pool
 
 
+def test_asha_promotes_from_the_highest_rung_first():
+    space = pool()
+    strategy = started(AsynchronousHalving(eta=3), space)
+    ids = iter(range(100))
+
+    def tell(candidates, losses):
+        for candidate, loss in zip(candidates, losses, strict=True):
+            trial = Trial(next(ids), candidate.config, candidate.budget)
+            strategy.tell(trial, Result(Status.OK, loss))
+
+    first = [strategy.ask() for _ in range(9)]  # nothing finished: nine new ones
+    tell(first, [0.1 * (i + 1) for i in range(9)])
+    up = [strategy.ask() for _ in range(3)]  # the best third moves up to 1/3
+    assert [c.config for c in up] == [c.config for c in first[:3]]
+    newcomers = [strategy.ask() for _ in range(3)]  # nothing else to promote: new ones
+    assert [c.budget for c in newcomers] == pytest.approx([1 / 9] * 3)
+    tell(newcomers, [0.01, 0.02, 0.03])  # now in the lowest rung's best third...
+    tell(up, [0.5, 0.4, 0.6])  # ...while the middle rung has one to promote
+    top = strategy.ask()
+    assert top.origin == "promotion" and top.budget == pytest.approx(1.0)
+    assert top.config == up[1].config
+    then = [strategy.ask() for _ in range(3)]
+    assert [c.config for c in then] == [c.config for c in newcomers]
+    assert [c.budget for c in then] == pytest.approx([1 / 3] * 3)
+
+
+def test_asha_on_a_used_up_pool_pushes_the_best_unpromoted_further():
+    """Four candidates: one promotion by the 1/eta rule, then (nothing new left) the best
+    unpromoted configuration of the highest rung that has one, until all reach the top."""
+    space = pool(size=4)
+    trials = drive(started(AsynchronousHalving(eta=3), space), space, 40)
+    pairs = {(t.config["candidate"], round(t.budget, 6)) for t in trials}
+    assert len(trials) == len(pairs) == 12  # every candidate at every budget, once
+    new = [i for i, t in enumerate(trials) if t.origin == "random"]
+    assert len(new) == 4
+    after = trials[new[-1] + 1 :]
+    assert all(t.origin == "promotion" for t in after)
+    # the first push after the pool ran out: the best at 1/3 goes to the full budget
+    at_third = [t for t in trials[: new[-1]] if t.budget == pytest.approx(1 / 3)]
+    best = min(at_third, key=lambda t: loss_of(space, t.config, t.budget))
+    assert after[0].config == best.config and after[0].budget == pytest.approx(1.0)
+
+
 # -- model-based sampling (BOHB) -----------------------------------------------------------------
 
 
@@ -250,6 +319,202 @@ def test_with_a_surrogate_new_configurations_come_from_the_model():
     assert np.mean(ratios) < 0.85
 
 
+class Scripted(Surrogate):
+    """Predicts the loss from the first encoded column and its standard deviation from the
+    second, whatever it was fitted on; keeps every (X, y) it was fitted on."""
+
+    def __init__(self) -> None:
+        self.fits: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> Scripted:
+        self.fits.append((np.array(X), np.array(y)))
+        return self
+
+    def predict(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return X[:, 0].copy(), X[:, 1].copy()
+
+
+def told(strategy, space, results: list[tuple[int, float, float | None]]) -> None:
+    """Tell (candidate, budget, loss) results, a loss of None as a crash."""
+    for index, (candidate, budget, loss) in enumerate(results):
+        result = Result.failure(Status.CRASHED, "boom") if loss is None else Result(Status.OK, loss)
+        strategy.tell(Trial(index, {"candidate": candidate}, budget), result)
+
+
+def test_results_replayed_on_resume_inform_the_sampler_but_no_bracket():
+    """On resume the finished trials are told without having been asked here: they count
+    towards the model's ``min_points`` and are never proposed again, but no bracket holds
+    them, so none is promoted however good."""
+    space = pool()
+    strategy = started(
+        SuccessiveHalving(eta=3, min_points=3, random_fraction=0.0),
+        space,
+        surrogate_factory=Scripted,
+    )
+    replayed = [{"candidate": index} for index in range(3)]
+    for index, config in enumerate(replayed):
+        strategy.tell(Trial(index, config, 1 / 9), Result(Status.OK, 0.0))  # the best losses
+    first = drive(strategy, space, 9)
+    assert all(t.origin == "model@0.111111" for t in first)  # a model at once
+    assert len(strategy.new.surrogate.fits[0][1]) == 3  # fitted on the replayed results
+    assert not {t.config["candidate"] for t in first} & {0, 1, 2}
+    promoted = [strategy.ask() for _ in range(3)]
+    assert all(c.origin == "promotion" for c in promoted)
+    ranked = sorted(first, key=lambda t: loss_of(space, t.config, t.budget))
+    assert [c.config for c in promoted] == [t.config for t in ranked[:3]]
+
+
+def test_the_model_maximises_expected_improvement_not_the_predicted_loss():
+    # (predicted loss, its standard deviation) of each candidate
+    encodings = [[0.4, 0], [0.5, 0], [0.6, 0], [0.35, 0.0], [0.45, 0.3], [0.9, 0.01]]
+    space = PoolSpace("scripted", np.array(encodings, dtype=float))
+    strategy = started(
+        SuccessiveHalving(min_points=3, random_fraction=0.0), space, surrogate_factory=Scripted
+    )
+    told(strategy, space, [(0, 1 / 9, 0.4), (1, 1 / 9, 0.5), (2, 1 / 9, 0.6)])
+    # EI below the best loss 0.4: 0.05 for a certain 0.35, about 0.096 for 0.45 +- 0.3
+    mean, std = np.array([0.35, 0.45, 0.9]), np.array([1e-12, 0.3, 0.01])
+    z = (0.4 - mean) / std
+    ei = (0.4 - mean) * norm.cdf(z) + std * norm.pdf(z)
+    assert int(np.argmax(ei)) == 1 and int(np.argmin(mean)) == 0
+    candidate = strategy.ask()
+    assert candidate.origin == "model@0.111111" and candidate.config == {"candidate": 4}
+
+
+def test_the_model_breaks_ties_at_random():
+    """Candidates the model cannot tell apart are equally likely: not the first listed."""
+    space = PoolSpace("flat", np.tile([0.5, 0.1], (50, 1)))
+    picks = set()
+    for seed in range(10):
+        strategy = SuccessiveHalving(min_points=3, random_fraction=0.0)
+        started(strategy, space, seed=seed, surrogate_factory=Scripted)
+        told(strategy, space, [(0, 1 / 9, 0.4), (1, 1 / 9, 0.5), (2, 1 / 9, 0.6)])
+        candidate = strategy.ask()
+        assert candidate.origin == "model@0.111111"
+        picks.add(candidate.config["candidate"])
+    assert len(picks) >= 5
+
+
+def test_the_model_is_fitted_on_the_largest_budget_with_enough_results():
+    space = pool()
+    strategy = started(
+        SuccessiveHalving(min_points=3, random_fraction=0.0), space, surrogate_factory=Scripted
+    )
+    told(
+        strategy,
+        space,
+        [(i, 1 / 9, 0.1 * i) for i in range(6)]  # 6 at 1/9
+        + [(i, 1 / 3, 0.2 + 0.1 * i) for i in range(3)]  # 3 at 1/3: enough, and larger
+        + [(0, 1.0, 0.3), (1, 1.0, 0.4)],  # 2 at full budget: too few
+    )
+    assert strategy.ask().origin == "model@0.333333"
+    _, losses = strategy.new.surrogate.fits[-1]
+    assert sorted(losses) == pytest.approx([0.2, 0.3, 0.4])
+
+
+def test_failures_count_as_the_worst_loss_of_their_budget():
+    space = pool()
+    strategy = started(
+        SuccessiveHalving(min_points=3, random_fraction=0.0), space, surrogate_factory=Scripted
+    )
+    told(strategy, space, [(0, 1 / 9, 0.3), (1, 1 / 9, None), (2, 1 / 9, 0.7), (3, 1 / 9, None)])
+    assert strategy.ask().origin.startswith("model@")
+    _, losses = strategy.new.surrogate.fits[-1]
+    assert sorted(losses) == pytest.approx([0.3, 0.7, 0.7, 0.7])
+
+
+def test_random_fraction_is_the_share_of_new_configurations_left_to_chance():
+    space = pool()
+    origins = {}
+    for fraction in (0.0, 0.5, 1.0):
+        strategy = Hyperband(min_points=3, random_fraction=fraction)
+        trials = drive(started(strategy, space, surrogate_factory=Scripted), space, 60)
+        new = [t.origin for t in trials[3:] if t.origin != "promotion"]  # after min_points
+        origins[fraction] = [o.startswith("model@") for o in new]
+    assert all(origins[0.0]) and not any(origins[1.0])
+    assert 0.25 < np.mean(origins[0.5]) < 0.75
+
+
+def pipeline_space() -> PipelineSpace:
+    """Two models with their own hyper-parameters: a small conditional space."""
+    smooth = PipelineComponent(
+        "smooth",
+        "model",
+        lambda p, c: p,
+        lambda: ConfigurationSpace({"x": Float("x", (0.0, 1.0)), "y": Float("y", (0.0, 1.0))}),
+    )
+    stepped = PipelineComponent(
+        "stepped",
+        "model",
+        lambda p, c: p,
+        lambda: ConfigurationSpace({"k": Integer("k", (1, 20))}),
+    )
+    stage = Stage("model", (smooth, stepped))
+    return PipelineSpace("synthetic", "regression", (stage,), assemble=lambda choices, c: None)
+
+
+def pipeline_loss(config: dict, budget: float) -> float:
+    if config["model:__choice__"] == "stepped":
+        return 1.0 + abs(config["model:stepped:k"] - 7) / 20
+    x, y = config["model:smooth:x"], config["model:smooth:y"]
+    return (x - 0.3) ** 2 + (y - 0.6) ** 2 + 0.2 * (1 - budget)
+
+
+def drive_pipeline(strategy, space, trials: int) -> list[Trial]:
+    done = []
+    for index in range(trials):
+        candidate = strategy.ask()
+        trial = Trial(index, candidate.config, candidate.budget, candidate.origin)
+        strategy.tell(trial, Result(Status.OK, pipeline_loss(trial.config, trial.budget)))
+        done.append(trial)
+    return done
+
+
+def test_bohb_on_a_pipeline_space_proposes_valid_new_configurations():
+    space = pipeline_space()
+    strategy = Hyperband(min_points=4, n_candidates=32)
+    trials = drive_pipeline(started(strategy, space, surrogate_factory=ForestSurrogate), space, 40)
+    assert sum(t.origin.startswith("model@") for t in trials) >= 8
+    assert all(space.validate(t.config) == t.config for t in trials)
+    new = [space.key(t.config) for t in trials if t.origin != "promotion"]
+    assert len(new) == len(set(new))  # never a configuration proposed before
+    by_model = [pipeline_loss(t.config, 1.0) for t in trials if t.origin.startswith("model@")]
+    by_chance = [pipeline_loss(t.config, 1.0) for t in trials if t.origin == "random"]
+    assert np.mean(by_model) < np.mean(by_chance)
+
+
+class NearestToTheBest(Surrogate):
+    """Predicts a loss growing with the distance to the best configuration fitted on, with a
+    constant spread: expected improvement is then highest for the nearest candidate."""
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> NearestToTheBest:
+        self.best = X[int(np.argmin(y))]
+        return self
+
+    def predict(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.linalg.norm(X - self.best, axis=1), np.ones(len(X))
+
+
+def test_model_candidates_include_neighbours_of_the_best(monkeypatch):
+    space = pipeline_space()
+    asked_about, offered = [], set()
+
+    def neighbours(config, rng, n):
+        found = PipelineSpace.neighbours(space, config, rng, n)
+        asked_about.append(space.key(config))
+        offered.update(space.key(c) for c in found)
+        return found
+
+    monkeypatch.setattr(space, "neighbours", neighbours)
+    strategy = SuccessiveHalving(min_points=4, random_fraction=0.0, n_candidates=4)
+    started(strategy, space, surrogate_factory=NearestToTheBest)
+    trials = drive_pipeline(strategy, space, 5)
+    assert [t.origin for t in trials] == ["random"] * 4 + ["model@0.111111"]
+    ranked = sorted(trials[:4], key=lambda t: pipeline_loss(t.config, t.budget))
+    assert asked_about == [space.key(t.config) for t in ranked[:3]]  # the three best
+    assert space.key(trials[4].config) in offered  # a neighbour was nearest to the best
+
+
 # -- real runs -----------------------------------------------------------------------------------
 
 RECIPE = {
@@ -276,6 +541,7 @@ def run_recipe(recipe: dict, tmp_path, capsys) -> list:
 
 
 def test_a_real_run_records_every_budget_and_promotes_the_best(tmp_path, capsys):
+    pytest.importorskip("automl_sklearn")  # the space's plugin, not a dependency of this one
     trials = run_recipe(RECIPE, tmp_path, capsys)
     assert [round(t.trial.budget, 4) for t in trials] == [0.1111] * 9 + [0.3333] * 3 + [1.0]
     first = sorted(trials[:9], key=lambda t: (t.loss, t.trial.id))
@@ -286,6 +552,7 @@ def test_a_real_run_records_every_budget_and_promotes_the_best(tmp_path, capsys)
 
 
 def test_hyperband_on_learning_curves_spends_train_sizes(tmp_path, capsys):
+    pytest.importorskip("automl_metadata")  # the lcdb benchmark's plugin
     recipe = {
         "name": "lcdb",
         "task": {"benchmark": "lcdb", "dataset": "6"},

@@ -1,7 +1,9 @@
 """Acquisition functions: how promising a candidate is, given the surrogate's prediction.
 
 Every function returns a score to *maximise*, from the predicted mean and standard deviation
-of the loss (lower loss is better) and the best loss observed so far.
+of the loss (lower loss is better) and the best loss observed so far. Expected improvement
+itself is the core's (:mod:`automl_core.acquisition`), shared with other model-based
+strategies; here it is bound to its ``xi`` like the others.
 """
 
 from __future__ import annotations
@@ -11,21 +13,18 @@ from collections.abc import Callable
 import numpy as np
 from scipy.stats import norm
 
+from automl_core import acquisition as shared
+from automl_core.acquisition import MIN_STD
+
 #: ``acquisition(mean, std, best) -> score`` (higher is more promising).
 Acquisition = Callable[[np.ndarray, np.ndarray, float], np.ndarray]
-
-#: Below this predicted standard deviation a candidate is treated as certain.
-MIN_STD = 1e-12
 
 
 def expected_improvement(xi: float = 0.0) -> Acquisition:
     """EI: the expected amount by which a candidate's loss falls below ``best - xi``."""
 
     def score(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
-        std = np.maximum(std, MIN_STD)
-        improvement = best - xi - mean
-        z = improvement / std
-        return improvement * norm.cdf(z) + std * norm.pdf(z)
+        return shared.expected_improvement(mean, std, best, xi)
 
     return score
 

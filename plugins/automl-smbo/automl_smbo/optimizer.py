@@ -4,20 +4,22 @@ search (SMAC's recipe), always on encoded rows.
 Decoding a row into a configuration is the expensive step on large conditional spaces, so the
 optimisers only score rows and return them ranked; the strategy decodes from the top until it
 finds a configuration it has not proposed yet.
+
+Ranking with random tie-breaks (``best_first``) and ranking a whole pool (``rank_pool``) are
+the core's (:mod:`automl_core.acquisition`), shared with other model-based strategies; they
+are re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from automl_core.space import PoolSpace
+from automl_core.acquisition import Score, best_first, rank_pool
 
-#: ``score(rows) -> acquisition values`` (higher is more promising).
-Score = Callable[[np.ndarray], np.ndarray]
+__all__ = ["LocalSearch", "Ranked", "Score", "best_first", "rank_pool"]
 
 
 @dataclass(frozen=True)
@@ -34,34 +36,6 @@ class Ranked:
     ) -> Ranked:
         order = best_first(scores, rng)
         return cls(rows[order], scores[order], [origins[i] for i in order])
-
-
-def best_first(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Indices sorting ``scores`` from highest to lowest, ties in random order.
-
-    Ties are common -- a random forest's trees often agree, and EI is then exactly 0 for
-    every candidate predicted worse than the best -- and breaking them by position would
-    steer the search to the start of the pool or of the sampled batch.
-    """
-    return np.lexsort((rng.permutation(len(scores)), -scores))
-
-
-def rank_pool(
-    space: PoolSpace, score: Score, excluded: set[int], rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """The offered candidates not in ``excluded``, best first: (candidate indices, scores).
-
-    A pool is finite, so the acquisition is maximised exactly by scoring every candidate.
-    """
-    assert space.available is not None
-    offered = np.flatnonzero(space.available)
-    if excluded:
-        offered = offered[~np.isin(offered, np.fromiter(excluded, dtype=int))]
-    if offered.size == 0:
-        return offered, np.empty(0)
-    scores = score(space.encodings[offered])
-    order = best_first(scores, rng)
-    return offered[order], scores[order]
 
 
 class LocalSearch:

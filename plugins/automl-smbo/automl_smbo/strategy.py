@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from automl_core.acquisition import rank_pool
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
 from automl_core.space import PoolSpace
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_smbo.acquisition import make_acquisition
-from automl_smbo.optimizer import LocalSearch, rank_pool
+from automl_smbo.optimizer import LocalSearch
 
 PENDING_LIES = ("mean", "min", "max")
 #: What a non-pool space must offer: the acquisition optimiser works on encoded rows.
@@ -87,8 +88,9 @@ class SMBO(SearchStrategy):
         self.rng = np.random.default_rng(context.seed)
         self.surrogate: Surrogate = context.surrogate_factory()
         self.surrogate.prepare(self.space.columns())
-        self.seen: set[str] = set()
-        self.claimed_candidates: set[int] = set()
+        #: every configuration proposed or told, by key (on a pool, the ranking leaves out
+        #: their candidates)
+        self.seen: dict[str, Config] = {}
         self.observed: dict[str, tuple[np.ndarray, float]] = {}
         self.pending: dict[str, np.ndarray] = {}
         self.queue = self._initial_queue(context)
@@ -134,12 +136,13 @@ class SMBO(SearchStrategy):
     def _model_based(self) -> Candidate | None:
         score = self._fit_and_score()
         if self.is_pool:
-            indices, _ = rank_pool(self.space, score, self.claimed_candidates, self.rng)
-            for index in indices[:1]:
-                config = {"candidate": int(index)}
-                if self._claim(config):
-                    return Candidate(config, origin="acquisition")
-            return None
+            proposed = [int(config["candidate"]) for config in self.seen.values()]
+            indices, _ = rank_pool(self.space, score, proposed, self.rng)
+            if not indices.size:
+                return None
+            config = {"candidate": int(indices[0])}
+            self._claim(config)  # never proposed: the ranking left out every seen candidate
+            return Candidate(config, origin="acquisition")
         ranked = self.local_search.rank(self.space, score, self._best_rows(), self.rng)
         for row, origin in zip(ranked.rows, ranked.origins, strict=True):
             config = self.space.decode(row)
@@ -176,14 +179,9 @@ class SMBO(SearchStrategy):
         key = self.space.key(config)
         if key in self.seen:
             return False
-        self._remember(key, config)
+        self.seen[key] = config
         self.pending[key] = self.space.encode([config])[0] if row is None else row
         return True
-
-    def _remember(self, key: str, config: Config) -> None:
-        self.seen.add(key)
-        if self.is_pool:
-            self.claimed_candidates.add(int(config["candidate"]))
 
     # -- tell --------------------------------------------------------------------------------
     def tell(self, trial: Trial, result: Result) -> None:
@@ -191,7 +189,7 @@ class SMBO(SearchStrategy):
         vector = self.pending.pop(key, None)
         if vector is None:  # a result replayed on resume, or from another strategy
             vector = self.space.encode([trial.config])[0]
-        self._remember(key, trial.config)
+        self.seen[key] = trial.config
         self.observed[key] = (vector, result.loss if result.ok else np.inf)
 
 

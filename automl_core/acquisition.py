@@ -1,0 +1,92 @@
+"""What model-based search strategies share: expected improvement, picking the best-scoring
+candidate with ties broken at random, and ranking a pool's candidates.
+
+These live in the core rather than in one plugin so that any strategy -- automl-smbo,
+automl-halving's BOHB-style sampling, a third-party strategy -- can score candidates the same
+way without depending on a sibling plugin. Only numpy and scipy are used (the core never needs
+torch).
+
+Every score here is to be *maximised*; losses are minimised (lower is better), as everywhere
+in automl-core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+import numpy as np
+from scipy.stats import norm
+
+from automl_core.space import PoolSpace
+
+#: ``score(rows) -> acquisition values`` of encoded candidates (higher is more promising).
+Score = Callable[[np.ndarray], np.ndarray]
+
+#: Below this predicted standard deviation a candidate is treated as certain (and the
+#: division in EI stays finite).
+MIN_STD = 1e-12
+
+#: Scores within this of the highest count as tied for the best in :func:`random_best`
+#: (EI computed for equal predictions can differ in the last bits).
+TIE_TOLERANCE = 1e-12
+
+
+def expected_improvement(
+    mean: np.ndarray, std: np.ndarray, best: float, xi: float = 0.0
+) -> np.ndarray:
+    """Expected improvement of a loss below ``best - xi``, from the surrogate's predicted
+    ``mean`` and ``std`` of the loss (Jones et al., 1998).
+
+    ``xi`` > 0 asks for a margin of improvement, trading exploitation for exploration. Where
+    the model is certain (``std`` below :data:`MIN_STD`), EI is the improvement itself, or
+    zero for a candidate predicted no better.
+    """
+    std = np.maximum(std, MIN_STD)
+    improvement = best - xi - mean
+    z = improvement / std
+    return improvement * norm.cdf(z) + std * norm.pdf(z)
+
+
+def best_first(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Indices sorting ``scores`` from highest to lowest, ties in random order.
+
+    Ties are common -- a random forest's trees often agree, and EI is then exactly 0 for
+    every candidate predicted worse than the best -- and breaking them by position would
+    steer the search to the start of the pool or of the sampled batch. Draws one permutation
+    of ``len(scores)`` from ``rng``.
+    """
+    return np.lexsort((rng.permutation(len(scores)), -scores))
+
+
+def random_best(
+    scores: np.ndarray, rng: np.random.Generator, tolerance: float = TIE_TOLERANCE
+) -> int:
+    """The index of a highest score, chosen uniformly among those within ``tolerance`` of
+    the maximum.
+
+    For a strategy that needs only the best candidate: cheaper than :func:`best_first` (one
+    draw among the tied, not a permutation of all), with the same reason to break ties at
+    random. ``scores`` must not be empty.
+    """
+    tied = np.flatnonzero(scores >= scores.max() - tolerance)
+    return int(rng.choice(tied))
+
+
+def rank_pool(
+    space: PoolSpace, score: Score, excluded: Collection[int], rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """The offered candidates of ``space`` not in ``excluded`` (candidate indices), best
+    first: (candidate indices, their scores), ties in random order (:func:`best_first`).
+
+    A pool is finite, so the acquisition is maximised exactly by scoring every candidate's
+    encoding; no configuration is built for the candidates that are not chosen.
+    """
+    assert space.available is not None
+    offered = np.flatnonzero(space.available)
+    if excluded:
+        offered = offered[~np.isin(offered, np.fromiter(excluded, dtype=int))]
+    if offered.size == 0:
+        return offered, np.empty(0)
+    scores = score(space.encodings[offered])
+    order = best_first(scores, rng)
+    return offered[order], scores[order]
