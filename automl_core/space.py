@@ -360,21 +360,35 @@ class PipelineSpace:
         return space
 
     def _forbidden_clauses(self, space: ConfigurationSpace) -> list[ForbiddenAndConjunction]:
-        offered = {s.name: {c.name for c in s.components} for s in self.stages if s.choice}
-        default = dict(space.get_default_configuration())
-        clauses = []
-        for combination in self.forbidden:
-            if not all(component in offered.get(stage, ()) for stage, component in combination):
-                continue
-            conjunction = ForbiddenAndConjunction(
+        return [
+            ForbiddenAndConjunction(
                 *(
                     ForbiddenEqualsClause(space[self.stage(stage).choice_name], component)
                     for stage, component in combination
                 )
             )
-            if not conjunction.is_forbidden_value(default):
-                clauses.append(conjunction)
-        return clauses
+            for combination in self._combinations_in_effect(space)
+        ]
+
+    def forbidden_combinations(self) -> list[Combination]:
+        """The forbidden combinations the space enforces: those of ``forbidden`` whose
+        components are all offered and that leave the default configuration allowed (for
+        tree search, which decides one stage at a time)."""
+        return self._combinations_in_effect(self.configspace)
+
+    def _combinations_in_effect(self, space: ConfigurationSpace) -> list[Combination]:
+        offered = {s.name: {c.name for c in s.components} for s in self.stages if s.choice}
+        default = dict(space.get_default_configuration())
+        kept = []
+        for combination in self.forbidden:
+            if not all(component in offered.get(stage, ()) for stage, component in combination):
+                continue
+            if not all(
+                default.get(self.stage(stage).choice_name) == component
+                for stage, component in combination
+            ):
+                kept.append(combination)
+        return kept
 
     def stage(self, name: str) -> Stage:
         for stage in self.stages:

@@ -1,0 +1,1 @@
+"""Mosaic's Monte-Carlo tree search for automl-core (registered as ``mcts``)."""

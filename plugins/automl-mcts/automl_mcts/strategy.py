@@ -1,0 +1,361 @@
+"""Mosaic: Monte-Carlo tree search over pipeline structure, Bayesian optimisation of the
+hyper-parameters, one shared surrogate (Rakotoarison et al., IJCAI 2019; thesis ch. 4).
+
+Each ``ask`` after the initial design runs one MCTS iteration:
+
+1. **Selection** from the root by PUCT (Eq. 4.4) with the softmax prior of the partial
+   surrogate (Eqs. 4.2-4.3), until a node that progressive widening lets grow;
+2. **Expansion** of that node by its child of highest partial-surrogate value;
+3. **Playout C**: the candidate of highest expected improvement among ``n_r`` random
+   completions of the new node and the neighbours of the best pipeline seen below it;
+4. **Back-propagation** (at ``tell``): the loss joins every node compatible with the
+   pipeline, whose value is the median.
+
+The surrogate is the recipe's (``rf`` by default in recipes; any registered one works), fitted
+on every result so far plus a constant lie for each trial still running, so that several
+asks before a tell spread out; visits count running trials too (a virtual visit).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from automl_core.acquisition import best_first, expected_improvement
+from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
+from automl_core.trial import Candidate, Result, Trial
+from automl_mcts.decisions import Decisions, PoolDecisions, Structure, make_decisions
+from automl_mcts.tree import Node, puct, softmax, widening_limit
+
+PENDING_LIES = ("mean", "min", "max")
+#: At most this many of the best-ranked playout candidates are decoded looking for one not
+#: proposed before; past that the node counts as exhausted.
+MAX_DECODES = 64
+#: The initial design takes at most this fraction of a run's trial budget (when it has one).
+INITIAL_SHARE = 0.25
+
+
+class MCTS(SearchStrategy):
+    """Mosaic's tree search; see the module docstring and docs/strategies.md.
+
+    Parameters (the thesis's defaults, §4.4.2):
+        c_ucb: PUCT's exploration constant C_ucb (1.3; the thesis also prints 0.6).
+        pw: progressive widening exponent PW (0.6): a node may have floor(n^PW) children.
+        n_s: completions averaged by the partial surrogate Q_F (100).
+        n_r: random completions scored in a playout (1,000, shared with SMAC).
+        kappa: random pipelines per learning algorithm in the initial design (3), after
+            its default pipeline (Mosaic.Vanilla).
+        initial_design: the initial design's size; None: Vanilla's, capped at a quarter of
+            the run's trial budget when the recipe sets one.
+        order: the decision stages in decision order; None: the learning algorithm first,
+            then the other choice stages from the model backwards.
+        neighbours: Gaussian steps per numeric hyper-parameter in a pipeline's
+            neighbourhood (4), or on a pool the number of nearest candidates (20).
+        pending_lie: the loss assumed for running trials when the surrogate is fitted.
+    """
+
+    def __init__(
+        self,
+        c_ucb: float = 1.3,
+        pw: float = 0.6,
+        n_s: int = 100,
+        n_r: int = 1000,
+        kappa: int = 3,
+        initial_design: int | None = None,
+        order: Sequence[str] | None = None,
+        neighbours: int | None = None,
+        pending_lie: str = "mean",
+    ) -> None:
+        _check(c_ucb >= 0, "c_ucb", c_ucb, "a number >= 0")
+        _check(0 < pw <= 1, "pw", pw, "a number in (0, 1]")
+        _check(n_s >= 1, "n_s", n_s, "an integer >= 1")
+        _check(n_r >= 1, "n_r", n_r, "an integer >= 1")
+        _check(kappa >= 0, "kappa", kappa, "an integer >= 0")
+        _check(initial_design is None or initial_design >= 0, "initial_design", initial_design,
+               "None or an integer >= 0")  # fmt: skip
+        _check(neighbours is None or neighbours >= 0, "neighbours", neighbours,
+               "None or an integer >= 0")  # fmt: skip
+        _check(pending_lie in PENDING_LIES, "pending_lie", pending_lie, f"one of {PENDING_LIES}")
+        self.c_ucb, self.pw, self.n_s, self.n_r, self.kappa = c_ucb, pw, n_s, n_r, kappa
+        self.initial_design = initial_design
+        self.order = list(order) if order is not None else None
+        self.n_neighbours = neighbours
+        self.pending_lie = pending_lie
+
+    # -- set-up ------------------------------------------------------------------------------
+    def setup(self, context: SearchContext) -> None:
+        super().setup(context)
+        if context.surrogate_factory is None:
+            raise ValueError(
+                "mcts needs a surrogate: name one in the recipe, e.g. "
+                "search: {strategy: mcts, surrogate: rf}"
+            )
+        self.rng = np.random.default_rng(context.seed)
+        self.decisions: Decisions = make_decisions(context.space, self.order, self.n_neighbours)
+        self.depth = len(self.decisions.stages)
+        self.surrogate: Surrogate = context.surrogate_factory()
+        self.surrogate.prepare(context.space.columns())
+        self.tree: dict[Structure, Node] = {(): Node(())}
+        self._options: dict[Structure, list[int]] = {}
+        #: every result: (item, structure, loss), in the order told
+        self.results: list[tuple[Any, Structure, float]] = []
+        #: running trials by configuration key: (item, the nodes given a virtual visit)
+        self.pending: dict[str, tuple[Any, list[Structure]]] = {}
+        self.fitted = False
+        self._fit_stale = True
+        self._partial_cache: dict[Structure, float] = {}
+        self.queue = self._initial_queue(context)
+
+    def _initial_queue(self, context: SearchContext) -> list[Candidate]:
+        """The warm start's configurations, then Mosaic.Vanilla's: for each learning
+        algorithm (in a seeded random order) its default pipeline, then ``kappa`` random
+        pipelines each, round-robin; cut to the design's size."""
+        queue = [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
+        roots = self._options_of(())
+        order = [roots[i] for i in self.rng.permutation(len(roots))]
+        extra = []  # a root with no default pipeline (a pool's) gets one more random one
+        for a in order:
+            row = self.decisions.default((a,))
+            if row is None:
+                extra.append(a)
+            else:
+                queue.append(Candidate(self.decisions.config(row[0]), origin="default"))
+        randoms = [
+            self.decisions.completions((a,), self.kappa + (a in extra), self.rng) for a in order
+        ]
+        for k in range(self.kappa + 1):
+            queue += [
+                Candidate(self.decisions.config(items[k]), origin="initial")
+                for items in randoms
+                if k < len(items)
+            ]
+        return queue[: self._design_size(len(queue), context.trial_budget)]
+
+    def _design_size(self, vanilla: int, trial_budget: int | None) -> int:
+        if self.initial_design is not None:
+            return self.initial_design
+        if trial_budget is None:
+            return vanilla
+        return min(vanilla, max(2, math.floor(INITIAL_SHARE * trial_budget)))
+
+    # -- ask ---------------------------------------------------------------------------------
+    def ask(self) -> Candidate | None:
+        while self.queue:
+            candidate = self.queue.pop(0)
+            if self.decisions.claim_config(candidate.config):
+                self._start(self.decisions.item_of(candidate.config), candidate.config)
+                return candidate
+        self._fit()
+        while not self.tree[()].exhausted:
+            leaf = self._select()
+            if leaf is None:
+                continue
+            item, config = self._playout(leaf)
+            if config is None:
+                self.tree[leaf].exhausted = True
+                continue
+            self._start(item, config)
+            return Candidate(config, origin=f"mcts-depth{len(leaf)}")
+        return None
+
+    def _start(self, item: Any, config: dict[str, Any]) -> None:
+        """A virtual visit to every node compatible with the proposed pipeline."""
+        path = self._compatible_nodes(self._structure(item))
+        for prefix in path:
+            self.tree[prefix].pending += 1
+        self.pending[self.context.space.key(config)] = (item, path)
+        self._fit_stale = True
+
+    # -- selection and expansion --------------------------------------------------------------
+    def _select(self) -> Structure | None:
+        """The node to play out: descend by PUCT until a node may widen, and expand it; None
+        when a node on the way turned out to be exhausted (the caller starts again)."""
+        prefix: Structure = ()
+        while len(prefix) < self.depth:
+            node = self.tree[prefix]
+            options = self._options_of(prefix)
+            live = [a for a in node.children if not self.tree[(*prefix, a)].exhausted]
+            fresh = [a for a in options if a not in node.children]
+            limit = widening_limit(node.visits, self.pw, len(options))
+            if fresh and (len(node.children) < limit or not live):
+                return self._expand(prefix, fresh)
+            if not live:
+                node.exhausted = True
+                return None
+            prefix = (*prefix, self._puct_choice(prefix, options, live))
+        return prefix
+
+    def _expand(self, prefix: Structure, fresh: list[int]) -> Structure | None:
+        """Add the child of highest partial-surrogate value (ties at random)."""
+        values = self._partial(prefix, fresh)
+        option = fresh[int(best_first(values, self.rng)[0])]
+        child = (*prefix, option)
+        node = Node(child)
+        node.losses = [loss for _, s, loss in self.results if s[: len(child)] == child]
+        self.tree[prefix].children.append(option)
+        self.tree[child] = node
+        if isinstance(self.decisions, PoolDecisions) and not self.decisions.remaining(child):
+            node.exhausted = True
+            return None
+        return child
+
+    def _puct_choice(self, prefix: Structure, options: list[int], live: list[int]) -> int:
+        """Eq. 4.4 over the live children; the prior spreads over every admissible option
+        (Eq. 4.3 sums over all of them); a child with no finished result is valued by the
+        partial surrogate."""
+        partial = self._partial(prefix, options)
+        prior = softmax(partial)
+        position = {a: i for i, a in enumerate(options)}
+        worst = self._worst()
+        children = [self.tree[(*prefix, a)] for a in live]
+        q = [
+            value if (value := child.value(worst)) is not None else partial[position[a]]
+            for a, child in zip(live, children, strict=True)
+        ]
+        scores = puct(
+            np.array(q),
+            prior[[position[a] for a in live]],
+            self.tree[prefix].visits,
+            np.array([child.visits for child in children]),
+            self.c_ucb,
+        )
+        return live[int(best_first(scores, self.rng)[0])]
+
+    def _partial(self, prefix: Structure, options: list[int]) -> np.ndarray:
+        """Q_F(s, a) for each option a (Eq. 4.2): the mean predicted score of ``n_s``
+        completions of s.a; all zero (a uniform prior) before the surrogate is fitted."""
+        if not self.fitted:
+            return np.zeros(len(options))
+        missing = [a for a in options if (*prefix, a) not in self._partial_cache]
+        if missing:
+            groups = [self.decisions.completions((*prefix, a), self.n_s, self.rng) for a in missing]
+            sizes = [len(g) for g in groups]
+            rows = self.decisions.encode(np.concatenate(groups))
+            mean, _ = self.surrogate.predict(rows)
+            for a, chunk in zip(
+                missing, np.split(np.asarray(mean), np.cumsum(sizes)[:-1]), strict=True
+            ):
+                self._partial_cache[(*prefix, a)] = (
+                    -float(chunk.mean()) if len(chunk) else -math.inf
+                )
+        return np.array([self._partial_cache[(*prefix, a)] for a in options])
+
+    def _options_of(self, prefix: Structure) -> list[int]:
+        if prefix not in self._options:
+            self._options[prefix] = self.decisions.options(prefix)
+        return self._options[prefix]
+
+    # -- playout -------------------------------------------------------------------------------
+    def _playout(self, prefix: Structure) -> tuple[Any, dict[str, Any] | None]:
+        """Playout C: ``n_r`` random completions of the node plus the neighbours of the best
+        pipeline below it, ranked by expected improvement; the best not proposed before."""
+        self.decisions.refresh(prefix, self.rng)
+        items = self.decisions.completions(prefix, self.n_r, self.rng, unclaimed=True)
+        best = self._best_below(prefix)
+        if best is not None:
+            items = np.concatenate([items, self.decisions.neighbours(best, prefix, self.rng)])
+        if not len(items):
+            return None, None
+        if self.fitted:
+            mean, std = self.surrogate.predict(self.decisions.encode(items))
+            scores = expected_improvement(np.asarray(mean), np.asarray(std), self._best_loss())
+            order = best_first(scores, self.rng)
+        else:
+            order = self.rng.permutation(len(items))
+        for index in order[:MAX_DECODES]:
+            config = self.decisions.claim(items[index])
+            if config is not None:
+                return items[index], config
+        return None, None
+
+    def _best_below(self, prefix: Structure) -> Any:
+        """The evaluated pipeline of lowest loss in X(prefix), or None."""
+        below = [
+            (loss, i)
+            for i, (_, s, loss) in enumerate(self.results)
+            if s[: len(prefix)] == prefix and math.isfinite(loss)
+        ]
+        return self.results[min(below)[1]][0] if below else None
+
+    # -- the surrogate ---------------------------------------------------------------------------
+    def _fit(self) -> None:
+        """Fit the shared surrogate on every result, a constant lie for each running trial."""
+        if not self._fit_stale:
+            return
+        losses = np.array([loss for _, _, loss in self.results], dtype=float)
+        finite = np.isfinite(losses)
+        if finite.sum() < 2:
+            return
+        losses[~finite] = losses[finite].max()  # a failure costs the worst loss (SMAC)
+        items = [item for item, _, _ in self.results]
+        if self.pending:
+            lie = {"mean": np.mean, "min": np.min, "max": np.max}[self.pending_lie](losses)
+            items += [item for item, _ in self.pending.values()]
+            losses = np.concatenate([losses, np.full(len(self.pending), lie)])
+        self.surrogate.fit(self.decisions.encode(_stack(items)), losses)
+        self.fitted, self._fit_stale = True, False
+        self._partial_cache.clear()
+
+    def _best_loss(self) -> float:
+        finite = [loss for _, _, loss in self.results if math.isfinite(loss)]
+        return min(finite)
+
+    def _worst(self) -> float:
+        finite = [loss for _, _, loss in self.results if math.isfinite(loss)]
+        return max(finite) if finite else 1.0
+
+    # -- tell: back-propagation -----------------------------------------------------------------
+    def tell(self, trial: Trial, result: Result) -> None:
+        key = self.context.space.key(trial.config)
+        started = self.pending.pop(key, None)
+        if started is None:  # replayed on resume, or proposed by someone else
+            self.decisions.claim_config(trial.config)
+            item = self.decisions.item_of(trial.config)
+        else:
+            item, path = started
+            for prefix in path:
+                self.tree[prefix].pending -= 1
+        loss = result.loss if result.ok else math.inf
+        structure = self._structure(item)
+        self.results.append((item, structure, loss))
+        for prefix in self._compatible_nodes(structure):
+            self.tree[prefix].losses.append(loss)
+        self._fit_stale = True
+
+    def _structure(self, item: Any) -> Structure:
+        return tuple(int(v) for v in self.decisions.structures(_stack([item]))[0])
+
+    def _compatible_nodes(self, structure: Structure) -> list[Structure]:
+        """The nodes of the tree whose prefix the structure extends, root first."""
+        path: list[Structure] = [()]
+        for depth in range(1, len(structure) + 1):
+            if structure[:depth] not in self.tree:
+                break
+            path.append(structure[:depth])
+        return path
+
+    # -- for people ----------------------------------------------------------------------------
+    def describe_tree(self, max_depth: int = 2) -> list[str]:
+        """One line per node down to ``max_depth``: its path, visits and median loss."""
+        lines = []
+        for prefix, node in sorted(self.tree.items()):
+            if 0 < len(prefix) <= max_depth:
+                names = " > ".join(self.decisions.label(d, a) for d, a in enumerate(prefix))
+                value = node.value(self._worst())
+                shown = "-" if value is None else f"{-value:.4f}"
+                lines.append(f"{names}: n={node.visits} median loss={shown}")
+        return lines
+
+
+def _stack(items: list[Any]) -> np.ndarray:
+    """Items as one array: rows of a pipeline space, candidate indices of a pool."""
+    first = np.asarray(items[0])
+    return np.vstack(items) if first.ndim else np.asarray(items, dtype=int)
+
+
+def _check(ok: bool, name: str, value: Any, expected: str) -> None:
+    if not ok:
+        raise ValueError(f"mcts: {name} must be {expected}, got {value!r}")

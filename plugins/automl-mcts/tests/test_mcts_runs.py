@@ -1,0 +1,51 @@
+"""``automl run`` with ``strategy: mcts`` on real data: the surrogate is a one-word swap."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from automl_core.cli import main
+from automl_core.history import RunHistory
+from automl_core.runner import HISTORY_FILE
+
+RECIPE = {
+    "name": "mosaic",
+    "task": {"dataset": "sklearn:breast_cancer", "metric": "balanced_accuracy", "test_size": 0.25},
+    "space": {
+        "name": "autosklearn-classification",
+        "params": {
+            "include": {
+                "classifier": ["decision_tree", "k_nearest_neighbors", "sgd", "lda"],
+                "feature_preprocessor": [
+                    "no_preprocessing",
+                    "pca",
+                    "select_percentile_classification",
+                ],
+            }
+        },
+    },
+    "search": {"strategy": "mcts", "params": {"n_r": 200, "n_s": 20}, "surrogate": "rf"},
+    "budget": {"trials": 14},
+    "seed": 2,
+}
+
+
+@pytest.mark.parametrize("surrogate", ["rf", "gp"])
+def test_mcts_runs_with_either_surrogate(surrogate, tmp_path, capsys):
+    for plugin in ("automl_sklearn", "automl_surrogate_rf", "automl_surrogate_gp"):
+        pytest.importorskip(plugin)  # other plugins of this repository
+    recipe = {**RECIPE, "search": {**RECIPE["search"], "surrogate": surrogate}}
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    out = tmp_path / "run"
+    assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
+    assert "test balanced_accuracy" in capsys.readouterr().out
+    with RunHistory(out / HISTORY_FILE) as history:
+        trials = history.trials()
+    assert len(trials) == 14 and all(t.status == "ok" for t in trials)
+    origins = [t.trial.origin for t in trials]
+    # a quarter of 14 trials is the initial design (defaults first), then the tree
+    assert origins[:3] == ["default"] * 3
+    assert all(o.startswith("mcts-depth") for o in origins[3:])
+    assert len({yaml.safe_dump(t.trial.config) for t in trials}) == 14
