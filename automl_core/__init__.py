@@ -6,8 +6,27 @@ component that does real work -- search strategies, surrogates, meta-feature pro
 warm-starters, pipeline components -- is registered by a plugin.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from automl_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from automl_core.estimator import AutoMLClassifier, AutoMLRegressor
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "hookimpl"]
+__all__ = ["AutoMLClassifier", "AutoMLRegressor", "__version__", "hookimpl"]
+
+#: Imported on first use: plugins and worker processes import this package for ``hookimpl``
+#: and must not pay for scikit-learn, pandas and the run loop.
+_LAZY = {"AutoMLClassifier": "automl_core.estimator", "AutoMLRegressor": "automl_core.estimator"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'automl_core' has no attribute {name!r}")

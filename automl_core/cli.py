@@ -1,4 +1,4 @@
-"""The ``automl`` command: run, resume, validate, plugins, show, data.
+"""The ``automl`` command: run, resume, validate, plugins, show, predict, data.
 
 Errors the user can fix (a bad recipe, unknown name, bad data) print one clear message and
 exit with status 2; a run that stopped on a plugin error exits with 1 after saving its work.
@@ -15,13 +15,25 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import joblib
+import pandas as pd
+
 from automl_core import __version__
 from automl_core.cli_data import add_data_command
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
+from automl_core.model import TrainedModel
 from automl_core.plugins import KINDS, Plugins, load_plugins
 from automl_core.recipe import check_names, load_recipe
-from automl_core.runner import HISTORY_FILE, RECIPE_FILE, RunError, RunSummary, run, run_suite
+from automl_core.runner import (
+    HISTORY_FILE,
+    MODEL_FILE,
+    RECIPE_FILE,
+    RunError,
+    RunSummary,
+    run,
+    run_suite,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,8 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"automl-core {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run_cmd = commands.add_parser("run", help="run a recipe")
-    run_cmd.add_argument("recipe", type=Path)
+    run_cmd = commands.add_parser("run", help="run a recipe (a file or a registered name)")
+    run_cmd.add_argument(
+        "recipe", type=Path, help="a recipe file, or a name from automl plugins --kind recipe"
+    )
     run_cmd.add_argument("--out", type=Path, help="run folder (default: runs/<name>-<time>)")
     _add_set(run_cmd)
     run_cmd.add_argument("--quiet", action="store_true", help="no progress display")
@@ -61,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.set_defaults(handler=cmd_resume)
 
     validate = commands.add_parser("validate", help="check a recipe without running it")
-    validate.add_argument("recipe", type=Path)
+    validate.add_argument("recipe", type=Path, help="a recipe file, or a registered name")
     _add_set(validate)
     validate.set_defaults(handler=cmd_validate)
 
@@ -74,6 +88,19 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run_dir", type=Path)
     show.add_argument("--top", type=int, default=20, help="rows to show (default 20)")
     show.set_defaults(handler=cmd_show)
+
+    predict = commands.add_parser(
+        "predict", help="predict a CSV file's rows with the model a run saved"
+    )
+    predict.add_argument("run_dir", type=Path, help=f"a run folder holding {MODEL_FILE}")
+    predict.add_argument(
+        "data", type=Path, help="a CSV file with a header row: the training features"
+    )
+    predict.add_argument("--out", type=Path, help="write the CSV here (default: stdout)")
+    predict.add_argument(
+        "--proba", action="store_true", help="class probabilities, one column per class"
+    )
+    predict.set_defaults(handler=cmd_predict)
 
     add_data_command(commands)
     return parser
@@ -93,13 +120,14 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from automl_core.progress import ProgressDisplay
 
-    recipe = load_recipe(args.recipe, args.overrides)
+    plugins = load_plugins()
+    recipe = load_recipe(args.recipe, args.overrides, plugins)
     if args.resume and args.out is None:
         raise AutoMLError("--resume needs --out RUN_DIR: the folder of the run to continue")
     out = args.out or Path("runs") / f"{recipe.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     observers = () if args.quiet else (ProgressDisplay(),)
     if recipe.task.suite is not None:
-        suite = run_suite(recipe, out, observers=observers)
+        suite = run_suite(recipe, out, plugins=plugins, observers=observers)
         print(f"suite folder: {suite.run_dir} ({len(suite.runs)} runs, {suite.elapsed:.1f}s)")
         if suite.mean_normalised_regret is not None:
             print(
@@ -107,7 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"{suite.mean_normalised_regret:.4f}"
             )
         return 0
-    summary = run(recipe, out, observers=observers, resume=args.resume)
+    summary = run(recipe, out, plugins=plugins, observers=observers, resume=args.resume)
     print_summary(summary)
     return 0
 
@@ -141,8 +169,8 @@ def print_summary(summary: RunSummary) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    recipe = load_recipe(args.recipe, args.overrides)
     plugins = load_plugins()
+    recipe = load_recipe(args.recipe, args.overrides, plugins)
     check_names(recipe, plugins)
     print(
         f"{args.recipe}: valid (strategy {recipe.search.strategy.name}, "
@@ -178,7 +206,10 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         if item["kind"] != current:
             current = item["kind"]
             print(f"\n{current}:")
-        print(f"  {item['name']:<40} {item['distribution']} {item['version']}")
+        line = f"  {item['name']:<40} {item['distribution']} {item['version']}"
+        if item["kind"] == "recipe" and item["description"]:
+            line += f"  {item['description']}"
+        print(line)
     for conflict in listing["conflicts"]:
         print(f"\nCONFLICT {conflict['kind']} {conflict['name']!r}: {conflict['claimed_by']}")
     for broken in listing["broken"]:
@@ -228,6 +259,85 @@ def cmd_show(args: argparse.Namespace) -> int:
     if summary and summary.get("test_scores"):
         print(f"test {metric} of the final model: {summary['test_scores'].get(metric)}")
     return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    stored = load_saved_model(args.run_dir)
+    frame = read_features(args.data, stored)
+    model = stored["model"]
+    if args.proba:
+        if model.label_encoder is None:
+            raise AutoMLError(
+                f"--proba needs a classification model; the model in {args.run_dir} is for "
+                f"{model.task}"
+            )
+        table = pd.DataFrame(model.predict_proba(frame), columns=list(model.label_encoder.classes_))
+    else:
+        table = pd.DataFrame({stored.get("target") or "prediction": model.predict(frame)})
+    if args.out is None:
+        table.to_csv(sys.stdout, index=False)
+    else:
+        table.to_csv(args.out, index=False)
+        print(f"{len(table)} predictions written to {args.out}", file=sys.stderr)
+    return 0
+
+
+def load_saved_model(run_dir: Path) -> dict[str, Any]:
+    """The dict a run saved in ``model.joblib``; the error says why there is none."""
+    path = run_dir / MODEL_FILE
+    if not path.is_file():
+        if not run_dir.is_dir():
+            why = "no such folder"
+        elif (run_dir / HISTORY_FILE).is_file():
+            why = "the run saved no model: no trial succeeded, or it was a benchmark task"
+        else:
+            why = f"not a run folder (no {HISTORY_FILE} either)"
+        raise AutoMLError(f"{run_dir} holds no model ({MODEL_FILE} is missing): {why}")
+    stored = joblib.load(path)
+    if not isinstance(stored, dict) or not isinstance(stored.get("model"), TrainedModel):
+        raise AutoMLError(f"{path} was not written by an automl run (no TrainedModel in it)")
+    return stored
+
+
+def read_features(path: Path, stored: Mapping[str, Any]) -> pd.DataFrame:
+    """The CSV file's feature columns, in training order. The target column, if present, is
+    dropped; a missing or unknown column is an error naming it."""
+    try:
+        frame = pd.read_csv(path)
+    except OSError as error:  # missing, a folder, unreadable
+        raise AutoMLError(f"cannot read csv file {str(path)!r}: {error.strerror}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise AutoMLError(f"cannot read {str(path)!r} as CSV: {error}") from None
+    features = _training_features(stored)
+    target = stored.get("target")
+    missing = [c for c in features if c not in frame.columns]
+    extra = [c for c in frame.columns if c not in features and c != target]
+    if missing or extra:
+        problems = []
+        if missing:
+            problems.append(f"missing the training features {missing}")
+        if extra:
+            problems.append(f"has columns the model was not trained on {extra}")
+        raise AutoMLError(
+            f"{path}: the columns must be the training features"
+            + (f" (the target {target!r} may be present and is ignored)" if target else "")
+            + f"; the file is {' and '.join(problems)}"
+        )
+    return frame[features]
+
+
+def _training_features(stored: Mapping[str, Any]) -> list[str]:
+    """The training columns saved with the model or, for a model saved before they were,
+    those its first pipeline recorded when fitted."""
+    if stored.get("features") is not None:
+        return list(stored["features"])
+    names = getattr(stored["model"].estimators[0], "feature_names_in_", None)
+    if names is None:
+        raise AutoMLError(
+            "the saved model does not record its training columns; predict in Python with "
+            "joblib.load(...)['model'].predict(frame)"
+        )
+    return [str(n) for n in names]
 
 
 def describe_pipeline(config: Mapping[str, Any]) -> str:

@@ -97,6 +97,16 @@ def register_components(register: Any) -> None:
     :class:`~automl_core.space.PipelineComponent`; its name is ``<stage>:<name>``."""
 
 
+@hookspec
+def register_recipes(register: Any) -> None:
+    """Register named recipes: ``register(name, recipe, description="")``, where ``recipe`` is
+    a mapping (a recipe's YAML content) or the path of a YAML file, read when registered (a
+    file that cannot be read makes the plugin broken, with the file's error). Users name them
+    instead of a file: ``automl run NAME --set task.dataset=csv:FILE``,
+    ``AutoMLClassifier(recipe=NAME)``. A named recipe is checked against the components when
+    used, not when registered: it may name components of plugins that are not installed."""
+
+
 # --- lifecycle hooks, for observers (loggers, progress displays, early stopping) -----------
 
 

@@ -9,14 +9,16 @@ hook raises, is recorded in :attr:`Plugins.broken` and the others still load.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import importlib
 import inspect
 import os
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -36,6 +38,7 @@ DEFAULT_PLUGINS = (
     "automl_core.builtins.processes",
     "automl_core.builtins.sources",
     "automl_core.builtins.metadata",
+    "automl_core.builtins.recipes",
 )
 
 #: kind -> the registration hook that fills it.
@@ -52,6 +55,7 @@ KINDS: dict[str, str] = {
     "data_command": "register_data_commands",
     "space": "register_spaces",
     "component": "register_components",
+    "recipe": "register_recipes",
 }
 
 
@@ -320,6 +324,8 @@ def _register_callback(
             pending.append(Registration(kind, name, component, origin, text))
 
         return register_component
+    if kind == "recipe":
+        return _register_recipe_callback(origin, pending)
 
     def register(name: str, factory: Any, description: str = "") -> None:
         if not isinstance(name, str) or not name:
@@ -330,3 +336,29 @@ def _register_callback(
         pending.append(Registration(kind, name, factory, origin, text))
 
     return register
+
+
+def _register_recipe_callback(origin: Origin, pending: list[Registration]) -> Callable[..., None]:
+    """``register(name, recipe, description="")`` for named recipes: the registration holds
+    the recipe as a mapping, read from its file now, so that a file that cannot be read shows
+    up as a broken plugin in ``automl plugins`` rather than when someone uses the name."""
+
+    def register_recipe(
+        name: str, recipe: Mapping[str, Any] | str | Path, description: str = ""
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise PluginError(f"{origin}: a recipe name must be a non-empty string, got {name!r}")
+        if isinstance(recipe, (str, Path)):
+            from automl_core.recipe import read_recipe_file  # recipe.py imports this module
+
+            recipe = read_recipe_file(recipe)
+        if not isinstance(recipe, Mapping):
+            raise PluginError(
+                f"{origin}: recipe {name!r} must be a mapping or the path of a YAML file, "
+                f"got {type(recipe).__name__}"
+            )
+        pending.append(
+            Registration("recipe", name, copy.deepcopy(dict(recipe)), origin, description)
+        )
+
+    return register_recipe

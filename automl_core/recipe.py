@@ -27,6 +27,10 @@ from automl_core.plugins import Plugins, Registration
 from automl_core.sources import parse_reference
 
 TASK_TYPES = ("classification", "regression")
+#: The dataset source of data held in memory (``task.dataset: memory:<name>``): no plugin
+#: loads it; the data is handed to :func:`automl_core.runner.run` (``dataset=``) by the
+#: caller, e.g. ``AutoMLClassifier.fit``.
+MEMORY_SOURCE = "memory"
 
 
 @dataclass(frozen=True)
@@ -154,8 +158,48 @@ def _expand_shorthand(path: list[str], value: str) -> dict[str, Any]:
     return {key.get(path[-1], "name"): value}
 
 
-def load_recipe(path: str | Path, overrides: Sequence[str] = ()) -> Recipe:
-    return parse_recipe(apply_overrides(read_recipe_file(path), overrides))
+def load_recipe(
+    reference: str | Path, overrides: Sequence[str] = (), plugins: Plugins | None = None
+) -> Recipe:
+    """The recipe in the file ``reference`` or, with ``plugins``, the named recipe of that
+    name when no such file exists, with ``overrides`` applied."""
+    return parse_recipe(apply_overrides(read_recipe(reference, plugins), overrides))
+
+
+def read_recipe(reference: str | Path, plugins: Plugins | None = None) -> dict[str, Any]:
+    """A recipe's mapping from a file, else (given ``plugins``) from a registered name.
+
+    A file wins over a name, so a recipe file is never shadowed by a plugin. When neither
+    exists the error says both were looked for and lists the registered names."""
+    path = Path(reference)
+    if path.is_file() or plugins is None:
+        return read_recipe_file(path)
+    name = str(reference)
+    if name in plugins.registry.names("recipe"):
+        return named_recipe(name, plugins)
+    raise RecipeError(
+        name,
+        name,
+        "an existing recipe file or a registered recipe name",
+        f"No such file (looked from {str(Path.cwd())!r}) and no such recipe; "
+        f"registered recipes: {', '.join(plugins.registry.names('recipe')) or '(none)'}",
+    )
+
+
+def named_recipe(name: str, plugins: Plugins, path: str = "recipe") -> dict[str, Any]:
+    """A copy of the mapping registered as recipe ``name``; ``path`` is where the name was
+    given, for the error that lists the registered names."""
+    try:
+        registration = plugins.get("recipe", name)
+    except UnknownComponentError as error:
+        hint = f"Did you mean {', '.join(map(repr, error.close))}? " if error.close else ""
+        hint += f"Registered recipes: {', '.join(error.known) if error.known else '(none)'}"
+        raise RecipeError(path, name, "a registered recipe name", hint) from None
+    except PluginError as error:
+        raise RecipeError(
+            path, name, "a recipe name registered by one plugin", str(error)
+        ) from None
+    return copy.deepcopy(dict(registration.obj))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -496,7 +540,8 @@ def check_names(recipe: Recipe, plugins: Plugins) -> None:
             raise RecipeError(
                 "task.dataset", recipe.task.dataset, "source:name", str(error)
             ) from None
-        refs.append(("task.dataset", "dataset_source", ComponentRef(source)))
+        if source != MEMORY_SOURCE:
+            refs.append(("task.dataset", "dataset_source", ComponentRef(source)))
     for path, kind, ref in refs:
         try:
             registration = plugins.get(kind, ref.name)

@@ -38,15 +38,21 @@ from automl_core.contracts import (
     TaskDescription,
     WarmStart,
 )
-from automl_core.dataset import Dataset
-from automl_core.errors import AutoMLError, RecipeError
+from automl_core.dataset import Dataset, check_dataset
+from automl_core.errors import AutoMLError, DatasetError, RecipeError
 from automl_core.evaluator import PipelineEvaluator, score_all
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric
 from automl_core.model import TrainedModel
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.recipe import Recipe, check_names, component_refs, data_fidelity
-from automl_core.sources import load_dataset
+from automl_core.recipe import (
+    MEMORY_SOURCE,
+    Recipe,
+    check_names,
+    component_refs,
+    data_fidelity,
+)
+from automl_core.sources import load_dataset, parse_reference
 from automl_core.space import BuildContext, PipelineSpace, SearchSpace
 from automl_core.trial import Result, Status, Trial
 
@@ -61,6 +67,10 @@ ELAPSED = "elapsed"
 RESUME_FIXED = ("task", "space", "search", "seed", "metafeatures", "warmstart")
 #: How many of the best trials an ensembler may choose from.
 ENSEMBLE_POOL = 50
+#: A member's refit time is estimated as its trial's fit time scaled to all the training rows,
+#: times this margin: fits grow faster than linearly in rows for some models (kernel SVMs,
+#: nearest neighbours' index), and the driver may be busier than the worker was.
+REFIT_SAFETY = 1.5
 
 
 class RunError(AutoMLError):
@@ -103,6 +113,12 @@ class RunSummary:
     #: For a benchmark task: its name, the dataset, the best and worst stored losses, and
     #: the normalised regret of the best trial.
     benchmark: dict[str, Any] | None = None
+    #: Seconds spent refitting the final model on all training rows.
+    refit_seconds: float | None = None
+    #: Ensemble members left out of the final model because their refit would have crossed
+    #: the run's deadline: ``{"trial", "weight" (before renormalising), "estimated_seconds"}``.
+    #: ``ensemble`` holds the renormalised weights of the members kept.
+    dropped_members: list[dict[str, Any]] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,18 +201,32 @@ def _rows(dataset: Dataset, rows: np.ndarray, suffix: str) -> Dataset:
     )
 
 
-def prepare(recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None) -> Setup:
+def prepare(
+    recipe: Recipe,
+    plugins: Plugins,
+    benchmark: Benchmark | None = None,
+    dataset: Dataset | None = None,
+) -> Setup:
     """Resolve every name of the recipe and build the components, in data-flow order.
 
     ``benchmark`` is the already built benchmark of a suite, so that its meta-data is loaded
-    once for all the suite's runs.
+    once for all the suite's runs. ``dataset`` is data held in memory, used instead of loading
+    ``task.dataset``, which must then be a ``memory:<name>`` reference (see
+    :func:`in_memory_dataset`).
     """
     check_names(recipe, plugins)
     if recipe.task.benchmark is not None:
+        if dataset is not None:
+            raise RecipeError(
+                "task.benchmark",
+                recipe.task.benchmark.name,
+                "a dataset task when data is given (run(dataset=...))",
+                "A table-lookup benchmark brings its own datasets.",
+            )
         task, space, evaluator, lookup = _benchmark_task(recipe, plugins, benchmark)
         data = None
     else:
-        task, space, evaluator, data = _data_task(recipe, plugins)
+        task, space, evaluator, data = _data_task(recipe, plugins, dataset)
         lookup = None
     warm_start = _warm_start(recipe, plugins, task, space)
     surrogate = recipe.search.surrogate
@@ -279,13 +309,18 @@ def _seeded(plugins: Plugins, ref: Any, recipe: Recipe) -> dict[str, Any]:
 
 
 def _data_task(
-    recipe: Recipe, plugins: Plugins
+    recipe: Recipe, plugins: Plugins, given: Dataset | None = None
 ) -> tuple[TaskDescription, PipelineSpace, PipelineEvaluator, DataTask]:
-    """Load and split the dataset, build the pipeline space and the evaluator."""
+    """Load (or take ``given``) and split the dataset, build the pipeline space and the
+    evaluator."""
     assert recipe.task.dataset is not None and recipe.space is not None
-    dataset = load_dataset(
-        plugins, recipe.task.dataset, target=recipe.task.target, task=recipe.task.type
-    )
+    if given is not None:
+        dataset = in_memory_dataset(recipe, given)
+    else:
+        _refuse_memory_reference(recipe.task.dataset)
+        dataset = load_dataset(
+            plugins, recipe.task.dataset, target=recipe.task.target, task=recipe.task.type
+        )
     metric_name = recipe.task.metric or DEFAULT_METRIC[dataset.task]
     try:
         metric = get_metric(metric_name, dataset.task)
@@ -329,6 +364,57 @@ def _data_task(
         fidelity=data_fidelity(recipe.search.fidelity).kind,
     )
     return task, space, evaluator, DataTask(dataset, train, test, metric, space, evaluator)
+
+
+def in_memory_dataset(recipe: Recipe, dataset: Dataset) -> Dataset:
+    """``dataset``, checked, named after the recipe's ``memory:<name>`` reference.
+
+    The recipe must say ``memory:``: a run folder's ``recipe.yaml`` then tells the truth
+    about where its data came from, and a recipe naming a file is never silently run on
+    other data. ``task.target`` has no meaning here (the target comes separately) and
+    ``task.type``, when set, must be the data's task.
+    """
+    reference = recipe.task.dataset
+    assert reference is not None
+    if _source_of(reference) != MEMORY_SOURCE:
+        raise RecipeError(
+            "task.dataset",
+            reference,
+            f"'{MEMORY_SOURCE}:<name>' when the data is given to run(dataset=...)",
+            "Set the recipe's task.dataset to e.g. 'memory:train' (AutoMLClassifier.fit does).",
+        )
+    if recipe.task.target is not None:
+        raise RecipeError(
+            "task.target",
+            recipe.task.target,
+            "no target for data held in memory",
+            "The target comes with the data (Dataset.y), not from a column.",
+        )
+    if recipe.task.type is not None and recipe.task.type != dataset.task:
+        raise RecipeError(
+            "task.type",
+            recipe.task.type,
+            f"{dataset.task!r}, the task of the data given",
+        )
+    return check_dataset(replace(dataset, name=reference))
+
+
+def _source_of(reference: str) -> str | None:
+    try:
+        return parse_reference(reference)[0]
+    except DatasetError:
+        return None
+
+
+def _refuse_memory_reference(reference: str) -> None:
+    """A ``memory:`` dataset without the data: say where the data should have come from."""
+    if _source_of(reference) == MEMORY_SOURCE:
+        raise DatasetError(
+            f"dataset {reference!r} is data held in memory: it exists only when handed to "
+            "run(dataset=...) in the same process (AutoMLClassifier.fit and AutoMLRegressor.fit "
+            "do), and a run on it resumes only with the same data handed again. To run this "
+            "recipe on a file, set one: --set task.dataset=csv:FILE --set task.target=COLUMN"
+        )
 
 
 def _benchmark_task(
@@ -534,26 +620,99 @@ def _result_of(future: Future[Result]) -> Result:
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass
+class Refitted:
+    """The final model and which of the members offered are in it."""
+
+    model: TrainedModel
+    #: Positions in the configurations offered, in the model's order.
+    kept: list[int]
+    #: Positions of the members left out for lack of time.
+    dropped: list[int]
+    seconds: float
+
+
 def refit(
-    data: DataTask, configs: list[dict[str, Any]], weights: np.ndarray, seed: int
+    data: DataTask,
+    configs: list[dict[str, Any]],
+    weights: np.ndarray,
+    seed: int,
+    *,
+    deadline: float | None = None,
+    estimates: list[float] | None = None,
 ) -> TrainedModel:
-    """Fit each configuration on all training rows; the weights are kept as given."""
+    """Fit each configuration on all training rows. Without a deadline every member is
+    refitted and the weights are kept as given; with one, see :func:`refit_members`."""
+    return refit_members(data, configs, weights, seed, deadline, estimates).model
+
+
+def refit_members(
+    data: DataTask,
+    configs: list[dict[str, Any]],
+    weights: np.ndarray,
+    seed: int,
+    deadline: float | None = None,
+    estimates: list[float] | None = None,
+) -> Refitted:
+    """Refit the members on all training rows, within ``deadline`` when one is given.
+
+    With a deadline (a ``time.monotonic()`` value) the members are refitted in decreasing
+    weight, so the time goes to the members that matter most; a member whose ``estimates``
+    (seconds, see :func:`refit_estimate`) would take it past the deadline is left out and the
+    weights of those kept are renormalised. The heaviest member is always refitted: a run
+    must leave a model. Without a deadline every member is refitted, in the order given,
+    with the weights as given.
+    """
+    weights = np.asarray(weights, dtype=float)
+    started = time.monotonic()
+    if deadline is None:
+        order = list(range(len(configs)))
+    else:
+        order = [int(i) for i in np.argsort(-weights, kind="stable")]
+    guesses = estimates if estimates is not None else [0.0] * len(configs)
     context = BuildContext(task=data.train.task, seed=seed)
-    y = data.evaluator.y
+    kept: list[int] = []
+    dropped: list[int] = []
     estimators = []
-    for config in configs:
-        model = clone(data.space.build(config, context))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model.fit(data.train.X, y)
-        estimators.append(model)
-    return TrainedModel(
+    for position in order:
+        late = deadline is not None and time.monotonic() + guesses[position] > deadline
+        if kept and late:
+            dropped.append(position)
+            continue
+        estimators.append(_fit_member(data, configs[position], context))
+        kept.append(position)
+    kept_weights = weights[kept]
+    if dropped:
+        kept_weights = kept_weights / kept_weights.sum()
+    model = TrainedModel(
         data.train.task,
         estimators,
-        np.asarray(weights, dtype=float),
+        kept_weights,
         data.evaluator.label_encoder,
-        configs,
+        [configs[i] for i in kept],
     )
+    return Refitted(model, kept, dropped, time.monotonic() - started)
+
+
+def _fit_member(data: DataTask, config: dict[str, Any], context: BuildContext) -> Any:
+    model = clone(data.space.build(config, context))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(data.train.X, data.evaluator.y)
+    return model
+
+
+def refit_estimate(stored: StoredTrial, data: DataTask) -> float:
+    """Seconds a trial's configuration is expected to take to fit on all training rows: the
+    trial's fit time (summed over its folds) per row it was fitted on, times the training
+    rows, times :data:`REFIT_SAFETY`. A trial at a reduced budget fitted on (or iterated
+    over) that fraction, so its time is scaled up by the budget too."""
+    fitted_rows = float(sum(len(train) for train, _ in data.evaluator.splits))
+    budget = stored.trial.budget
+    if budget is not None and 0 < budget < 1:
+        fitted_rows *= budget
+    seconds = stored.fit_time if stored.fit_time else (stored.duration or 0.0)
+    return seconds * data.train.n_rows / max(fitted_rows, 1.0) * REFIT_SAFETY
 
 
 def choose_ensemble(
@@ -583,9 +742,16 @@ def choose_ensemble(
 
 
 def finalise(
-    setup: Setup, history: RunHistory, plugins: Plugins, run_dir: Path, stopped: str, started: float
+    setup: Setup,
+    history: RunHistory,
+    plugins: Plugins,
+    run_dir: Path,
+    stopped: str,
+    started: float,
+    deadline: float | None = None,
 ) -> RunSummary:
-    """Refit the chosen model, score it on the test rows, save it and the summary."""
+    """Refit the chosen model (members left out if they would end past ``deadline``, a
+    ``time.monotonic()`` value), score it on the test rows, save it and the summary."""
     members, weights = choose_ensemble(setup, history, plugins)
     summary = RunSummary(
         run_dir=str(run_dir),
@@ -606,10 +772,11 @@ def finalise(
         _save_model(
             setup.data,
             setup.recipe,
-            [dict(t.trial.config) for t in members],
+            members,
             weights,
             run_dir,
             summary,
+            deadline,
         )
     if setup.benchmark is not None:
         summary.benchmark = _benchmark_summary(setup.benchmark, summary.best_loss)
@@ -622,13 +789,22 @@ def finalise(
 def _save_model(
     data: DataTask,
     recipe: Recipe,
-    configs: list[dict[str, Any]],
+    members: list[StoredTrial],
     weights: np.ndarray,
     run_dir: Path,
     summary: RunSummary,
+    deadline: float | None = None,
 ) -> None:
-    """Refit the final model on all training rows, score it on the test rows, save it."""
-    model = refit(data, configs, weights, recipe.seed)
+    """Refit the final model on all training rows (within ``deadline``, recording in the
+    summary what was left out), score it on the test rows, save it."""
+    estimates = [refit_estimate(t, data) for t in members]
+    refitted = refit_members(
+        data, [dict(t.trial.config) for t in members], weights, recipe.seed, deadline, estimates
+    )
+    model = refitted.model
+    summary.refit_seconds = refitted.seconds
+    if refitted.dropped:
+        _record_dropped(summary, members, weights, estimates, refitted)
     if data.test is not None:
         y_test = (
             model.label_encoder.transform(data.test.y)
@@ -636,8 +812,50 @@ def _save_model(
             else np.asarray(data.test.y, float)
         )
         summary.test_scores = score_all(data.train.task, y_test, model.raw_predictions(data.test.X))
-    joblib.dump({"model": model, "recipe": recipe.raw}, run_dir / MODEL_FILE)
+    joblib.dump(
+        {
+            "model": model,
+            "recipe": recipe.raw,
+            # what `automl predict` checks a CSV file's columns against
+            "features": [str(c) for c in data.train.X.columns],
+            "target": recipe.task.target or data.dataset.info.get("target"),
+        },
+        run_dir / MODEL_FILE,
+    )
     summary.model_path = str(run_dir / MODEL_FILE)
+
+
+def _record_dropped(
+    summary: RunSummary,
+    members: list[StoredTrial],
+    weights: np.ndarray,
+    estimates: list[float],
+    refitted: Refitted,
+) -> None:
+    """Say in the summary (and a warning) which members the deadline left out; the
+    ensemble's weights become those of the model actually saved."""
+    summary.dropped_members = [
+        {
+            "trial": members[i].trial.id,
+            "weight": float(weights[i]),
+            "estimated_seconds": round(estimates[i], 3),
+        }
+        for i in refitted.dropped
+    ]
+    summary.ensemble = {
+        members[i].trial.id: float(w)
+        for i, w in zip(refitted.kept, refitted.model.weights, strict=True)
+    }
+    left_out = ", ".join(
+        f"trial {d['trial']} (weight {d['weight']:.3f}, ~{d['estimated_seconds']:.1f}s)"
+        for d in summary.dropped_members
+    )
+    warnings.warn(
+        f"the deadline left no time to refit {len(refitted.dropped)} of the "
+        f"{len(members)} ensemble members: {left_out}; the weights of the "
+        f"{len(refitted.kept)} kept are renormalised",
+        stacklevel=4,
+    )
 
 
 def _benchmark_summary(task: BenchmarkTask, best_loss: float | None) -> dict[str, Any]:
@@ -671,6 +889,8 @@ def run(
     observers: tuple[object, ...] = (),
     benchmark: Benchmark | None = None,
     resume: bool = False,
+    dataset: Dataset | None = None,
+    deadline: float | None = None,
 ) -> RunSummary:
     """Run ``recipe`` into ``run_dir`` (created; must not hold an earlier run's history).
 
@@ -678,12 +898,19 @@ def run(
     are told to the strategy again (so it neither forgets nor repeats them), trials that were
     running are run again under their own ids, and the budget counts what was already spent.
     ``benchmark`` is the recipe's benchmark already built (a suite shares one).
+
+    ``dataset`` is data held in memory, searched instead of loading ``task.dataset`` (which
+    must then be ``memory:<name>``); its fingerprint is stored, and resuming needs the same
+    data again. ``deadline`` (a ``time.monotonic()`` value) bounds the final refit: ensemble
+    members are refitted in decreasing weight and those whose estimated refit would end past
+    it are left out (see :func:`refit_members`); the search itself is bounded by the recipe's
+    ``budget.wall_time``, as always.
     """
     started = time.monotonic()
     plugins = plugins or load_plugins()
     run_dir = Path(run_dir)
-    _check_run_folder(run_dir, recipe, resume)
-    setup = prepare(recipe, plugins, benchmark)
+    _check_run_folder(run_dir, recipe, resume, dataset)
+    setup = prepare(recipe, plugins, benchmark, dataset)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resume:
         (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
@@ -712,7 +939,7 @@ def run(
         finally:
             setup.executor.shutdown()
             _close_strategy(setup.strategy)
-        summary = finalise(setup, history, plugins, run_dir, stopped, started)
+        summary = finalise(setup, history, plugins, run_dir, stopped, started, deadline)
         plugins.manager.hook.on_run_end(run=info, summary=summary)
     for observer in observers:
         plugins.manager.unregister(observer)
@@ -723,9 +950,12 @@ def run(
     return summary
 
 
-def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:
+def _check_run_folder(
+    run_dir: Path, recipe: Recipe, resume: bool, dataset: Dataset | None = None
+) -> None:
     """A new run needs a folder without a history; a resumed one, the history of the same
-    search (the recipe's task, space, search and seed unchanged; budgets may grow)."""
+    search (the recipe's task, space, search and seed unchanged; budgets may grow) and, for
+    data held in memory, the same data (its stored fingerprint)."""
     path = run_dir / HISTORY_FILE
     if not resume:
         if path.exists():
@@ -738,6 +968,7 @@ def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:
         raise AutoMLError(f"cannot resume: {run_dir} holds no run ({HISTORY_FILE} is missing)")
     with RunHistory(path) as history:
         stored = history.get_meta("recipe", {})
+        fingerprint = history.get_meta("dataset", {}).get("fingerprint")
     changed = [key for key in RESUME_FIXED if stored.get(key) != recipe.raw.get(key)]
     if changed:
         raise AutoMLError(
@@ -745,6 +976,19 @@ def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:
             "already run were for the stored recipe (recipe.yaml in the run folder); only "
             "budget, executor, ensemble and name may change"
         )
+    if dataset is not None and fingerprint != dataset_fingerprint(dataset):
+        raise AutoMLError(
+            f"cannot resume {run_dir} with this data: the run searched "
+            + ("other data held in memory" if fingerprint else "a dataset it loaded itself")
+            + " (its stored fingerprint differs), so the trials already run would not be "
+            "comparable with new ones"
+        )
+
+
+def dataset_fingerprint(dataset: Dataset) -> str:
+    """A hash of the features (values, column names, dtypes) and the target: how a resumed
+    run recognises the data held in memory that it searched before."""
+    return str(joblib.hash((dataset.X, np.asarray(dataset.y), dataset.task)))
 
 
 def _replay(setup: Setup, history: RunHistory) -> list[Trial]:
@@ -764,16 +1008,16 @@ def _write_metadata(history: RunHistory, setup: Setup, plugins: Plugins) -> None
     history.set_meta("versions", {"automl-core": __version__, "python": platform.python_version()})
     if setup.data is not None:
         data = setup.data
-        history.set_meta(
-            "dataset",
-            {
-                "name": data.dataset.name,
-                "task": data.dataset.task,
-                "rows": data.dataset.n_rows,
-                "features": data.dataset.n_features,
-                "train_rows": data.train.n_rows,
-            },
-        )
+        described = {
+            "name": data.dataset.name,
+            "task": data.dataset.task,
+            "rows": data.dataset.n_rows,
+            "features": data.dataset.n_features,
+            "train_rows": data.train.n_rows,
+        }
+        if setup.recipe.task.dataset and _source_of(setup.recipe.task.dataset) == MEMORY_SOURCE:
+            described["fingerprint"] = dataset_fingerprint(data.dataset)
+        history.set_meta("dataset", described)
     if setup.benchmark is not None:
         history.set_meta(
             "benchmark", {"name": setup.benchmark.name, "dataset": setup.benchmark.dataset}

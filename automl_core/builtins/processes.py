@@ -45,6 +45,10 @@ log = logging.getLogger(__name__)
 POLL_S = 0.05
 #: Extra time a worker gets to start (imports) before its first trial's clock matters.
 START_GRACE_S = 60.0
+#: The error of a trial abandoned by :meth:`ProcessExecutor.shutdown`.
+SHUT_DOWN = (
+    "the executor was shut down while the trial was queued or running; its worker was killed"
+)
 
 
 class ProcessExecutor(Executor):
@@ -77,6 +81,8 @@ class ProcessExecutor(Executor):
         self._jobs: Queue[tuple[Evaluator, Trial, Future[Result]] | None] = Queue()
         self._slots: list[_Slot] = []
         self._started = False
+        #: Set by :meth:`shutdown`: trials still running are abandoned, queued ones not started.
+        self._stopping = threading.Event()
         self._serialised: tuple[Evaluator, bytes] | None = None
 
     def serialised(self, evaluator: Evaluator) -> bytes:
@@ -94,6 +100,7 @@ class ProcessExecutor(Executor):
 
     def submit(self, evaluator: Evaluator, trial: Trial) -> Future[Result]:
         if not self._started:
+            self._stopping.clear()
             self._slots = [_Slot(self, i) for i in range(self.capacity)]
             for slot in self._slots:
                 slot.thread.start()
@@ -103,6 +110,10 @@ class ProcessExecutor(Executor):
         return future
 
     def shutdown(self) -> None:
+        """Stop every worker now. A trial still running is abandoned: its worker's process
+        group is killed within :data:`POLL_S` and its future resolves as ``crashed``, so a
+        run whose wall time has ended does not wait for the trials it gave up on."""
+        self._stopping.set()
         for _ in self._slots:
             self._jobs.put(None)
         for slot in self._slots:
@@ -175,6 +186,9 @@ class _Slot:
             evaluator, trial, future = job
             if not future.set_running_or_notify_cancel():
                 continue
+            if self.executor._stopping.is_set():
+                future.set_result(Result.failure(Status.CRASHED, SHUT_DOWN))
+                continue
             try:
                 future.set_result(self._run(evaluator, trial))
             except Exception as error:  # an executor fault, reported as the trial's crash
@@ -212,6 +226,9 @@ class _Slot:
             if not self.alive():
                 return self._died(started)
             elapsed = time.monotonic() - started
+            if self.executor._stopping.is_set():
+                self.stop_worker()
+                return Result.failure(Status.CRASHED, SHUT_DOWN, duration=elapsed)
             if limit is not None and elapsed > limit + grace:
                 self.stop_worker()
                 return Result.failure(

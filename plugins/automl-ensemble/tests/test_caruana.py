@@ -9,14 +9,14 @@ import warnings
 import joblib
 import numpy as np
 import pytest
-from automl_ensemble import CaruanaEnsemble
-from automl_ensemble import plugin as ensemble_plugin
 from sklearn.datasets import load_breast_cancer
 
 from automl_core.metrics import get_metric
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import MODEL_FILE, run
+from automl_ensemble import CaruanaEnsemble
+from automl_ensemble import plugin as ensemble_plugin
 
 MSE = get_metric("mse").loss
 ACCURACY = get_metric("accuracy").loss

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from automl_mcts.decisions import PipelineDecisions, PoolDecisions, decision_order
-from automl_mcts.strategy import MCTS
 from spaces import ColumnSurrogate, context, pipeline_space, pool_space
 
 from automl_core.trial import Result, Status, Trial
+from automl_mcts.decisions import PipelineDecisions, PoolDecisions, decision_order
+from automl_mcts.strategy import MCTS
 
 
 def _loss(config: dict) -> float:

@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from automl_mcts.strategy import MCTS
-from automl_mcts.tree import Node, puct, softmax, widening_limit
 from spaces import ColumnSurrogate, context, pipeline_space
 
 from automl_core.trial import Result, Status, Trial
+from automl_mcts.strategy import MCTS
+from automl_mcts.tree import Node, puct, softmax, widening_limit
 
 TREE, LOGISTIC, KNN = 0, 1, 2
 

@@ -1,0 +1,287 @@
+"""Keeping a time budget end to end: how the estimators split it, trials abandoned at the
+run's wall time killed at once, a refit that stops at a deadline, and a fit on 20,000 rows
+that ends on time."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fault_evaluators import FaultyEvaluator
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.datasets import make_classification
+from toy_plugin import BestTwoEnsembler, ToyPlugin, toy_recipe
+
+from automl_core.builtins.processes import ProcessExecutor
+from automl_core.estimator import AutoMLClassifier, split_time_budget
+from automl_core.history import RunHistory, StoredTrial
+from automl_core.hookspecs import hookimpl
+from automl_core.plugins import load_plugins
+from automl_core.recipe import parse_recipe
+from automl_core.runner import (
+    HISTORY_FILE,
+    REFIT_SAFETY,
+    prepare,
+    refit,
+    refit_estimate,
+    refit_members,
+    run,
+)
+from automl_core.space import PipelineComponent
+from automl_core.trial import Status, Trial
+
+# ---------------------------------------------------------------------------------------------
+# The split
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("budget", "search", "trial"),
+    [(30, 27, 8 / 3), (300, 270, 20), (3600, 3240, 240), (4, 2, 7 / 3), (1, 0.5, 11 / 6)],
+)
+def test_the_search_gets_the_budget_less_a_reserve_and_trials_a_share(budget, search, trial):
+    split = split_time_budget(budget)
+    assert split.search == pytest.approx(search)
+    assert split.trial == pytest.approx(trial)
+    assert split.search + split.reserve == pytest.approx(budget)
+    # the refit of the best trial's pipeline (~1.5 trials, twice with a margin) fits in the
+    # reserve plus the tolerance fit promises
+    assert 2 * split.trial <= split.reserve + split.tolerance
+    assert split.tolerance == max(5, budget / 10)
+
+
+# ---------------------------------------------------------------------------------------------
+# Trials in flight when the wall time ends
+# ---------------------------------------------------------------------------------------------
+
+
+def dead(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def wait_for(paths: list[Path], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not all(p.exists() and p.read_text() for p in paths):
+        assert time.monotonic() < deadline, "the trials never started"
+        time.sleep(0.05)
+
+
+def test_shutdown_kills_running_trials_and_what_they_started_at_once(tmp_path):
+    executor = ProcessExecutor(workers=2)
+    files = [tmp_path / f"child-{i}" for i in range(2)]
+    futures = [
+        executor.submit(
+            FaultyEvaluator(), Trial(i, {"action": "spawn-and-sleep", "pid_file": str(f)})
+        )
+        for i, f in enumerate(files)
+    ]
+    queued = executor.submit(FaultyEvaluator(), Trial(2, {"action": "ok"}))
+    wait_for(files)
+    workers = [slot.process.pid for slot in executor._slots]
+    started = time.monotonic()
+    executor.shutdown()
+    assert time.monotonic() - started < 1.0  # was 5 s per busy worker
+    results = [f.result(timeout=1) for f in [*futures, queued]]
+    assert all(r.status is Status.CRASHED and "shut down" in r.error for r in results)
+    children = [int(f.read_text()) for f in files]
+    deadline = time.monotonic() + 2
+    while not all(dead(pid) for pid in [*workers, *children]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(dead(pid) for pid in workers + children)
+    # the executor starts afresh after a shutdown
+    assert executor.submit(FaultyEvaluator(), Trial(3, {"action": "ok"})).result(60).ok
+    executor.shutdown()
+
+
+class SleepingClassifier(ClassifierMixin, BaseEstimator):
+    """Writes its process id to ``pid_dir`` and sleeps for a minute in ``fit``."""
+
+    def __init__(self, pid_dir: str = "") -> None:
+        self.pid_dir = pid_dir
+
+    def fit(self, X: Any, y: Any) -> SleepingClassifier:
+        Path(self.pid_dir, str(os.getpid())).write_text("fitting")
+        time.sleep(60)
+        return self
+
+
+class SleepingPlugin:
+    """The toy space with a classifier that never finishes in time."""
+
+    def __init__(self, pid_dir: Path) -> None:
+        self.pid_dir = str(pid_dir)
+
+    @hookimpl
+    def register_components(self, register: Any) -> None:
+        pid_dir = self.pid_dir
+        register(
+            PipelineComponent(
+                "sleeping",
+                "classifier",
+                lambda p, c: SleepingClassifier(pid_dir),
+                tasks=frozenset({"classification"}),
+            )
+        )
+
+
+def test_a_run_ends_at_its_wall_time_with_its_trials_killed(tmp_path):
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    plugins = load_plugins(extra=[ToyPlugin(), SleepingPlugin(pid_dir)], entry_points=False)
+    recipe = parse_recipe(
+        toy_recipe(
+            space={
+                "name": "toy-classification",
+                "params": {"include": {"classifier": ["sleeping"]}},
+            },
+            executor={"name": "processes", "params": {"workers": 2}},
+            budget={"wall_time": 8},
+        )
+    )
+    started = time.monotonic()
+    summary = run(recipe, tmp_path / "run", plugins=plugins)
+    took = time.monotonic() - started
+    assert summary.stopped_because == "wall-time budget reached" and summary.model_path is None
+    assert took < 8 + 2.5, f"the run took {took:.1f}s for a wall time of 8 s"
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        trials = history.trials()
+    assert [t.status for t in trials] == ["timeout", "timeout"]
+    assert "stopped at the run's wall time" in trials[0].error
+    # the trials that had reached fit (a worker may still have been starting) are gone
+    pids = [int(p.name) for p in pid_dir.iterdir()]
+    assert 1 <= len(pids) <= 2 and all(dead(pid) for pid in pids)
+
+
+# ---------------------------------------------------------------------------------------------
+# The refit's deadline
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def data(plugins):
+    """The toy task on breast cancer, and two configurations of it."""
+    working = {"include": {"classifier": ["decision_tree"]}}
+    setup = prepare(
+        parse_recipe(toy_recipe(space={"name": "toy-classification", "params": working})),
+        plugins,
+    )
+    configs = setup.space.sample(np.random.default_rng(0), 3)
+    return setup.data, configs
+
+
+def test_without_a_deadline_every_member_is_refitted_in_order(data):
+    task, configs = data
+    refitted = refit_members(task, configs, np.array([0.2, 0.5, 0.3]), seed=0)
+    assert refitted.kept == [0, 1, 2] and refitted.dropped == []
+    assert list(refitted.model.weights) == [0.2, 0.5, 0.3]
+    assert refitted.model.configs == configs
+    assert refitted.seconds > 0
+
+
+def test_at_the_deadline_only_the_heaviest_member_is_refitted(data):
+    task, configs = data
+    refitted = refit_members(
+        task, configs, np.array([0.2, 0.5, 0.3]), 0, deadline=time.monotonic(), estimates=[0.1] * 3
+    )
+    assert refitted.kept == [1] and refitted.dropped == [2, 0]
+    assert list(refitted.model.weights) == [1.0] and refitted.model.configs == [configs[1]]
+    model = refit(task, configs, np.array([0.2, 0.5, 0.3]), 0, deadline=time.monotonic())
+    assert len(model.estimators) == 1
+
+
+def test_members_that_would_end_past_the_deadline_are_dropped_by_their_estimate(data):
+    task, configs = data
+    refitted = refit_members(
+        task,
+        configs,
+        np.array([0.2, 0.5, 0.3]),
+        0,
+        deadline=time.monotonic() + 30,
+        estimates=[1.0, 5.0, 60.0],  # the 0.3 member would take a minute: left out
+    )
+    assert refitted.kept == [1, 0] and refitted.dropped == [2]
+    assert refitted.model.weights == pytest.approx([0.5 / 0.7, 0.2 / 0.7])
+    X = task.train.X
+    assert refitted.model.predict_proba(X).sum(axis=1) == pytest.approx(np.ones(len(X)))
+
+
+def test_a_refit_is_estimated_from_the_trial_fit_time_per_row(data):
+    task, configs = data
+    fitted_rows = sum(len(train) for train, _ in task.evaluator.splits)
+    stored = StoredTrial(Trial(0, configs[0]), "ok", 0.1, fit_time=2.0, duration=3.0)
+    expected = 2.0 * task.train.n_rows / fitted_rows * REFIT_SAFETY
+    assert refit_estimate(stored, task) == pytest.approx(expected)
+    half = StoredTrial(Trial(1, configs[0], budget=0.5), "ok", 0.1, fit_time=2.0)
+    assert refit_estimate(half, task) == pytest.approx(2 * expected)
+    no_fit_time = StoredTrial(Trial(2, configs[0]), "ok", 0.1, duration=2.0)
+    assert refit_estimate(no_fit_time, task) == pytest.approx(expected)
+
+
+def test_a_run_past_its_deadline_records_the_members_it_dropped(plugins, tmp_path):
+    """The best-two double weighs the two best trials 0.5/0.5; with the deadline already
+    passed only the first is refitted, and the summary says which one was left out."""
+    trees = {"name": "toy-classification", "params": {"include": {"classifier": ["decision_tree"]}}}
+    recipe = parse_recipe(toy_recipe(ensemble="best-two", space=trees, budget={"trials": 3}))
+    with pytest.warns(UserWarning, match=r"no time to refit 1 of the 2 ensemble members: trial"):
+        summary = run(recipe, tmp_path / "late", plugins=plugins, deadline=time.monotonic())
+    (dropped,) = summary.dropped_members
+    assert set(dropped) == {"trial", "weight", "estimated_seconds"}
+    assert dropped["weight"] == 0.5 and dropped["estimated_seconds"] >= 0
+    assert list(summary.ensemble.values()) == [1.0]
+    assert dropped["trial"] not in summary.ensemble
+    on_time = run(recipe, tmp_path / "on-time", plugins=plugins, deadline=time.monotonic() + 600)
+    assert on_time.dropped_members == [] and len(on_time.ensemble) == 2
+    unbounded = run(recipe, tmp_path / "no-deadline", plugins=plugins)
+    assert unbounded.ensemble == on_time.ensemble and unbounded.refit_seconds > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# End to end
+# ---------------------------------------------------------------------------------------------
+
+
+class FakeCaruana:
+    """Stands in for the caruana ensembler (plugins/automl-ensemble) until it is installed:
+    the best-two double under that name, so that the default recipe runs unchanged."""
+
+    @hookimpl
+    def register_ensemblers(self, register: Any) -> None:
+        register("caruana", lambda size=50: BestTwoEnsembler())
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:the deadline left no time to refit")  # expected at 30 s
+def test_fit_on_20000_rows_ends_within_its_time_budget(monkeypatch):
+    """The default recipe (MCTS over auto-sklearn's space, worker processes) plus a Caruana
+    ensemble, so that search, ensemble and refit all count, with a 30 s budget on 20,000
+    rows: fit ends within max(10%, 5 s) of it."""
+    if "caruana" not in load_plugins().registry.names("ensembler"):
+        monkeypatch.setattr(
+            "automl_core.estimator.load_plugins", lambda: load_plugins(extra=[FakeCaruana()])
+        )
+    X, y = make_classification(20_000, 20, n_informative=10, random_state=0)
+    budget = 30
+    started = time.monotonic()
+    recipe = dict(load_plugins(entry_points=False).get("recipe", "default-classification").obj)
+    recipe["ensemble"] = {"ensembler": "caruana", "params": {"size": 50}}
+    model = AutoMLClassifier(recipe=recipe, time_budget=budget, n_jobs=2).fit(X, y)
+    took = time.monotonic() - started
+    tolerance = max(0.1 * budget, 5)
+    summary = model.run_summary_
+    assert abs(took - budget) <= tolerance, (
+        f"fit took {took:.1f}s for a budget of {budget}s: search {summary.elapsed:.1f}s, "
+        f"refit {summary.refit_seconds:.1f}s, dropped {summary.dropped_members}"
+    )
+    assert summary.stopped_because == "wall-time budget reached"
+    assert model.score(X[:2000], y[:2000]) > 0.7
+    ok = model.leaderboard().query("status == 'ok'")
+    assert len(ok) >= 1 and math.isclose(ok["ensemble_weight"].sum(), 1.0)
