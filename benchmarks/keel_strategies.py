@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy.stats import mannwhitneyu, rankdata, wilcoxon
+from table_lookup import search_section
 
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
@@ -44,8 +45,6 @@ TIE = 1e-3
 
 
 def recipe_for(dataset: str, spec: str, seed: int, args: argparse.Namespace) -> dict:
-    strategy, _, surrogate = spec.partition(":")
-    search = {"strategy": strategy, **({"surrogate": surrogate} if surrogate else {})}
     return {
         "name": f"{spec}-{dataset}",
         "task": {
@@ -55,7 +54,7 @@ def recipe_for(dataset: str, spec: str, seed: int, args: argparse.Namespace) -> 
             "test_size": 0.25,
         },
         "space": "autosklearn-classification",
-        "search": search,
+        "search": search_section(spec, {}),
         "executor": {"name": "processes", "params": {"workers": args.workers}},
         "budget": {
             "trials": args.trials,

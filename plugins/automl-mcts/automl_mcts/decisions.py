@@ -66,6 +66,8 @@ class Decisions(Protocol):
 
     def claim_config(self, config: Config) -> bool: ...
 
+    def exhausted(self, prefix: Structure) -> bool: ...
+
     def refresh(self, structure: Structure, rng: np.random.Generator) -> None: ...
 
 
@@ -325,6 +327,11 @@ class PipelineDecisions:
         self._seen.add(key)
         return True
 
+    def exhausted(self, prefix: Structure) -> bool:
+        """Never known in advance: a node counts as exhausted once a playout finds no
+        pipeline that was not proposed before."""
+        return False
+
 
 # ---------------------------------------------------------------------------------------------
 # Pools
@@ -383,8 +390,9 @@ class PoolDecisions:
     def label(self, depth: int, option: int) -> str:
         return f"{self.stages[depth]}={option}"
 
-    def remaining(self, prefix: Structure) -> int:
-        return len(self._matching(prefix, unclaimed=True))
+    def exhausted(self, prefix: Structure) -> bool:
+        """Whether every candidate of X(prefix) has been proposed."""
+        return not len(self._matching(prefix, unclaimed=True))
 
     def completions(
         self, prefix: Structure, n: int, rng: np.random.Generator, unclaimed: bool = False
@@ -434,9 +442,9 @@ def make_decisions(
 ) -> PipelineDecisions | PoolDecisions:
     """The decisions of ``space``: a pipeline space, or a pool with stage structure."""
     if isinstance(space, PipelineSpace):
-        return PipelineDecisions(space, order, neighbours or 4)
+        return PipelineDecisions(space, order, 4 if neighbours is None else neighbours)
     if isinstance(space, PoolSpace):
-        return PoolDecisions(space, order, neighbours or 20)
+        return PoolDecisions(space, order, 20 if neighbours is None else neighbours)
     raise TypeError(
         f"mcts searches a pipeline space or a pool with stage structure, not a "
         f"{type(space).__name__}"

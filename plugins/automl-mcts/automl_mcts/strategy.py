@@ -27,7 +27,7 @@ import numpy as np
 from automl_core.acquisition import best_first, expected_improvement
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
 from automl_core.trial import Candidate, Result, Trial
-from automl_mcts.decisions import Decisions, PoolDecisions, Structure, make_decisions
+from automl_mcts.decisions import Decisions, Structure, make_decisions
 from automl_mcts.tree import Node, puct, softmax, widening_limit
 
 PENDING_LIES = ("mean", "min", "max")
@@ -197,7 +197,7 @@ class MCTS(SearchStrategy):
         node.losses = [loss for _, s, loss in self.results if s[: len(child)] == child]
         self.tree[prefix].children.append(option)
         self.tree[child] = node
-        if isinstance(self.decisions, PoolDecisions) and not self.decisions.remaining(child):
+        if self.decisions.exhausted(child):
             node.exhausted = True
             return None
         return child
@@ -336,18 +336,6 @@ class MCTS(SearchStrategy):
                 break
             path.append(structure[:depth])
         return path
-
-    # -- for people ----------------------------------------------------------------------------
-    def describe_tree(self, max_depth: int = 2) -> list[str]:
-        """One line per node down to ``max_depth``: its path, visits and median loss."""
-        lines = []
-        for prefix, node in sorted(self.tree.items()):
-            if 0 < len(prefix) <= max_depth:
-                names = " > ".join(self.decisions.label(d, a) for d, a in enumerate(prefix))
-                value = node.value(self._worst())
-                shown = "-" if value is None else f"{-value:.4f}"
-                lines.append(f"{names}: n={node.visits} median loss={shown}")
-        return lines
 
 
 def _stack(items: list[Any]) -> np.ndarray:
