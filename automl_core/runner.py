@@ -632,20 +632,6 @@ class Refitted:
     seconds: float
 
 
-def refit(
-    data: DataTask,
-    configs: list[dict[str, Any]],
-    weights: np.ndarray,
-    seed: int,
-    *,
-    deadline: float | None = None,
-    estimates: list[float] | None = None,
-) -> TrainedModel:
-    """Fit each configuration on all training rows. Without a deadline every member is
-    refitted and the weights are kept as given; with one, see :func:`refit_members`."""
-    return refit_members(data, configs, weights, seed, deadline, estimates).model
-
-
 def refit_members(
     data: DataTask,
     configs: list[dict[str, Any]],

@@ -27,7 +27,6 @@ from automl_core.runner import (
     HISTORY_FILE,
     REFIT_SAFETY,
     prepare,
-    refit,
     refit_estimate,
     refit_members,
     run,
@@ -194,7 +193,7 @@ def test_at_the_deadline_only_the_heaviest_member_is_refitted(data):
     )
     assert refitted.kept == [1] and refitted.dropped == [2, 0]
     assert list(refitted.model.weights) == [1.0] and refitted.model.configs == [configs[1]]
-    model = refit(task, configs, np.array([0.2, 0.5, 0.3]), 0, deadline=time.monotonic())
+    model = refit_members(task, configs, np.array([0.2, 0.5, 0.3]), 0, time.monotonic()).model
     assert len(model.estimators) == 1
 
 
