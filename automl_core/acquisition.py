@@ -13,6 +13,7 @@ in automl-core.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from typing import Any
 
 import numpy as np
 from scipy.stats import norm
@@ -90,3 +91,41 @@ def rank_pool(
     scores = score(space.encodings[offered])
     order = best_first(scores, rng)
     return offered[order], scores[order]
+
+
+#: How the loss of a trial still running is guessed when a surrogate is fitted (constant
+#: liar): the mean, the lowest or the highest of the observed losses.
+PENDING_LIES = ("mean", "min", "max")
+_LIES: dict[str, Callable[[np.ndarray], Any]] = {"mean": np.mean, "min": np.min, "max": np.max}
+
+
+def check_pending_lie(rule: str, where: str = "") -> str:
+    """``rule`` when it is one of :data:`PENDING_LIES`; else a ValueError naming
+    ``pending_lie`` (prefixed with ``where: `` when given)."""
+    if rule not in PENDING_LIES:
+        prefix = f"{where}: " if where else ""
+        raise ValueError(f"{prefix}pending_lie must be one of {PENDING_LIES}, got {rule!r}")
+    return rule
+
+
+def failures_as_worst(losses: np.ndarray, default: float = 1.0) -> np.ndarray:
+    """``losses`` with every non-finite one (a failed trial) replaced by the worst finite
+    loss (SMAC's crash cost), or by ``default`` when none is finite, so that a surrogate
+    learns to avoid failures without an infinite target. ``losses`` itself when all are
+    finite; otherwise a new array. Draws nothing at random."""
+    finite = np.isfinite(losses)
+    if finite.all():
+        return losses
+    worst = losses[finite].max() if finite.any() else default
+    return np.where(finite, losses, worst)
+
+
+def constant_liar_targets(losses: np.ndarray, pending: int, rule: str) -> np.ndarray:
+    """A surrogate's targets while ``pending`` trials still run: the observed ``losses``
+    (finite, see :func:`failures_as_worst`; not empty) followed by ``pending`` copies of
+    their ``rule`` (:data:`PENDING_LIES`), so that several asks before a tell spread out.
+    The rows to fit are the observed ones, then the running ones, in the same order.
+    ``losses`` itself when nothing is pending. Draws nothing at random."""
+    if not pending:
+        return losses
+    return np.concatenate([losses, np.full(pending, _LIES[rule](losses))])

@@ -680,3 +680,29 @@ def _configspace_vector(vector: np.ndarray) -> np.ndarray:
     values = np.array(vector, dtype=np.float64)
     values[values == INACTIVE] = np.nan
     return values
+
+
+class UnseenSampler:
+    """Random configurations of a space that a strategy has not proposed before.
+
+    Samples are drawn ``batch`` at a time and the rest of a batch is kept for the next call,
+    so a seeded run's random stream depends only on how many configurations were taken.
+    """
+
+    def __init__(self, space: SearchSpace, batch: int = 64, attempts: int = 200) -> None:
+        self.space, self.batch, self.attempts = space, batch, attempts
+        self.buffer: list[dict[str, Any]] = []
+
+    def next(self, rng: np.random.Generator, claim: Callable[[Config], bool]) -> dict | None:
+        """The next sampled configuration that ``claim`` accepts (``claim`` marks it as
+        proposed); None after ``attempts`` refusals in a row, or when the space samples
+        nothing."""
+        for _ in range(self.attempts):
+            if not self.buffer:
+                self.buffer = self.space.sample(rng, self.batch)
+                if not self.buffer:
+                    return None
+            config = self.buffer.pop(0)
+            if claim(config):
+                return config
+        return None

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from automl_core.acquisition import expected_improvement, random_best
+from automl_core.acquisition import (
+    check_pending_lie,
+    constant_liar_targets,
+    expected_improvement,
+    failures_as_worst,
+    random_best,
+)
 
 
 def test_expected_improvement_matches_its_closed_form():
@@ -25,3 +31,25 @@ def test_ties_for_the_best_score_are_broken_at_random():
     rng = np.random.default_rng(0)
     picks = {random_best(scores, rng) for _ in range(100)}
     assert picks == {1, 3, 4}
+
+
+def test_failures_count_as_the_worst_finite_loss():
+    losses = np.array([0.3, np.inf, 0.1, 0.5])
+    assert list(failures_as_worst(losses)) == [0.3, 0.5, 0.1, 0.5]
+    assert list(failures_as_worst(np.array([np.inf, np.inf]), default=2.0)) == [2.0, 2.0]
+    finite = np.array([0.2, 0.4])
+    assert failures_as_worst(finite) is finite
+
+
+@pytest.mark.parametrize(("rule", "lie"), [("mean", 0.3), ("min", 0.1), ("max", 0.5)])
+def test_running_trials_get_a_constant_lie(rule, lie):
+    losses = np.array([0.3, 0.1, 0.5])
+    targets = constant_liar_targets(losses, 2, rule)
+    assert targets == pytest.approx([0.3, 0.1, 0.5, lie, lie])
+    assert constant_liar_targets(losses, 0, rule) is losses
+
+
+def test_an_unknown_pending_lie_is_refused_by_name():
+    assert check_pending_lie("min") == "min"
+    with pytest.raises(ValueError, match=r"smbo: pending_lie must be one of .*'median'"):
+        check_pending_lie("median", "smbo")

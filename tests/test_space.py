@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 from toy_plugin import COMPONENTS, toy_space
 
-from automl_core.space import EncodingColumn, check_columns, check_encoded, check_losses
+from automl_core.space import (
+    EncodingColumn,
+    UnseenSampler,
+    check_columns,
+    check_encoded,
+    check_losses,
+)
 
 NO_SCALING_LOGISTIC = (("rescaling", "none"), ("classifier", "logistic"))
 
@@ -124,3 +130,31 @@ def test_surrogate_inputs_are_checked_with_the_offending_cell_named():
     assert check_losses([0.2, 0.1], rows=2).tolist() == [0.2, 0.1]
     with pytest.raises(ValueError, match=r"y\[1\] is inf"):
         check_losses([0.2, np.inf], rows=2)
+
+
+def test_the_unseen_sampler_skips_what_was_proposed_and_keeps_the_rest_of_a_batch():
+    space = toy()
+    seen: set[str] = set()
+
+    def claim(config):
+        key = space.key(config)
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    sampler = UnseenSampler(space, batch=8, attempts=50)
+    rng = np.random.default_rng(0)
+    first = sampler.next(rng, claim)
+    assert first is not None and len(sampler.buffer) == 7  # one batch drawn, one taken
+    taken = [first] + [sampler.next(rng, claim) for _ in range(20)]
+    assert len({space.key(c) for c in taken}) == 21
+    assert sampler.next(rng, lambda config: False) is None  # gives up after its attempts
+
+
+def test_the_unseen_sampler_stops_when_the_space_samples_nothing():
+    class Empty:
+        def sample(self, rng, n):
+            return []
+
+    assert UnseenSampler(Empty()).next(np.random.default_rng(0), lambda c: True) is None

@@ -6,6 +6,7 @@ import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
 from automl_core.hookspecs import hookimpl
+from automl_core.space import UnseenSampler
 from automl_core.trial import Candidate, Config, Result, Trial
 
 
@@ -25,7 +26,7 @@ class RandomSearch(SearchStrategy):
         self.rng = np.random.default_rng(context.seed)
         self.seen: set[str] = set()
         self.queue: list[Candidate] = []
-        self.buffer: list[dict] = []
+        self.sampler = UnseenSampler(context.space, 64, self.max_retries)
         if self.include_default and hasattr(context.space, "default"):
             self.queue.append(Candidate(context.space.default(), origin="default"))
         self.queue += [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
@@ -35,13 +36,8 @@ class RandomSearch(SearchStrategy):
             candidate = self.queue.pop(0)
             if self._claim(candidate.config):
                 return candidate
-        for _ in range(self.max_retries):
-            if not self.buffer:
-                self.buffer = self.context.space.sample(self.rng, 64)
-            config = self.buffer.pop(0)
-            if self._claim(config):
-                return Candidate(config, origin="random")
-        return None
+        config = self.sampler.next(self.rng, self._claim)
+        return None if config is None else Candidate(config, origin="random")
 
     def _claim(self, config: Config) -> bool:
         key = self.context.space.key(config)

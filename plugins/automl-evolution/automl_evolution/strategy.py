@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
+from automl_core.space import UnseenSampler
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_evolution.operators import PoolVariation, Variation, variation_for
 
@@ -118,7 +119,7 @@ class Evolution(SearchStrategy):
         self.seen: set[str] = set()
         self.members: list[Member] = []
         self.told = 0
-        self.buffer: list[dict[str, Any]] = []
+        self.sampler = UnseenSampler(self.space, RANDOM_BATCH, RANDOM_ATTEMPTS)
         self.queue = self._initial_members(context)
 
     def _initial_members(self, context: SearchContext) -> list[Candidate]:
@@ -181,15 +182,8 @@ class Evolution(SearchStrategy):
                 if self._claim(config):
                     return Candidate(config, origin="random")
             return None
-        for _ in range(RANDOM_ATTEMPTS):
-            if not self.buffer:
-                self.buffer = self.space.sample(self.rng, RANDOM_BATCH)
-                if not self.buffer:
-                    return None
-            config = self.buffer.pop(0)
-            if self._claim(config):
-                return Candidate(config, origin="random")
-        return None
+        config = self.sampler.next(self.rng, self._claim)
+        return None if config is None else Candidate(config, origin="random")
 
     def _claim(self, config: Config) -> bool:
         """Mark ``config`` as proposed; False if it was proposed (or evaluated) before."""

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from automl_core.acquisition import expected_improvement, random_best
+from automl_core.acquisition import expected_improvement, failures_as_worst, random_best
 from automl_core.contracts import SearchContext, SearchSpace, Surrogate
 from automl_core.space import PoolSpace
 from automl_core.trial import Candidate, Config
@@ -152,16 +152,15 @@ class NewConfigurations:
         assert self.surrogate is not None
         observed = [config for config, _ in self.observations[budget].values()]
         losses = np.array([loss for _, loss in self.observations[budget].values()], dtype=float)
-        finite = losses[np.isfinite(losses)]
-        if len(finite) < 2:
+        if np.isfinite(losses).sum() < 2:
             return None
-        losses = np.where(np.isfinite(losses), losses, finite.max())
+        losses = failures_as_worst(losses)
         candidates, rows = self._candidates(observed, losses)
         if not candidates:  # checked before fitting: an exhausted pool needs no model
             return None
         self.surrogate.fit(self.space.encode(observed), losses)
         mean, std = self.surrogate.predict(rows)
-        scores = expected_improvement(np.asarray(mean), np.asarray(std), float(finite.min()))
+        scores = expected_improvement(np.asarray(mean), np.asarray(std), float(losses.min()))
         return candidates[random_best(scores, self.rng)]
 
     def _candidates(

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 from ConfigSpace.util import change_hp_value
 
+from automl_core.snapping import PoolSnapper
 from automl_core.space import INACTIVE, PipelineSpace, PoolSpace
 from automl_core.trial import Config
 
@@ -43,8 +44,6 @@ class Decisions(Protocol):
     stages: tuple[str, ...]
 
     def options(self, prefix: Structure) -> list[int]: ...
-
-    def label(self, depth: int, option: int) -> str: ...
 
     def completions(
         self, prefix: Structure, n: int, rng: np.random.Generator, unclaimed: bool = False
@@ -164,9 +163,6 @@ class PipelineDecisions:
         chosen = np.full((1, len(self.stages)), -1)
         chosen[0, :depth] = prefix
         return [int(i) for i in np.flatnonzero(self._allowed(chosen, depth)[0])]
-
-    def label(self, depth: int, option: int) -> str:
-        return self.space.stage(self.stages[depth]).components[option].name
 
     def structures(self, items: np.ndarray) -> np.ndarray:
         columns = [self._column[name] for name in self.stages]
@@ -366,13 +362,11 @@ class PoolDecisions:
         model = next((n for n in names if n.lower() in MODEL_STAGES), names[-1])
         self.stages = decision_order(varying, model, order)
         self.choices = choices[:, [names.index(n) for n in self.stages]]
-        self.offered = np.flatnonzero(space.available)
+        snapper = PoolSnapper(space)  # the core's per-column scaling of the offered
+        self.offered = snapper.indices
         self.claimed = np.zeros(len(space.encodings), dtype=bool)
-        encodings = space.encodings
-        span = np.ptp(encodings[self.offered], axis=0)
-        self.scaled = (encodings - encodings[self.offered].min(axis=0)) / np.where(
-            span > 0, span, 1
-        )
+        self.scaled = np.zeros((len(space.encodings), snapper.scaled.shape[1]))
+        self.scaled[self.offered] = snapper.scaled
 
     def _matching(self, prefix: Structure, unclaimed: bool = False) -> np.ndarray:
         offered = self.offered
@@ -386,9 +380,6 @@ class PoolDecisions:
     def options(self, prefix: Structure) -> list[int]:
         matching = self._matching(prefix)
         return [int(v) for v in np.unique(self.choices[matching, len(prefix)])]
-
-    def label(self, depth: int, option: int) -> str:
-        return f"{self.stages[depth]}={option}"
 
     def exhausted(self, prefix: Structure) -> bool:
         """Whether every candidate of X(prefix) has been proposed."""

@@ -24,13 +24,18 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.acquisition import best_first, expected_improvement
+from automl_core.acquisition import (
+    best_first,
+    check_pending_lie,
+    constant_liar_targets,
+    expected_improvement,
+    failures_as_worst,
+)
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
 from automl_core.trial import Candidate, Result, Trial
 from automl_mcts.decisions import Decisions, Structure, make_decisions
 from automl_mcts.tree import Node, puct, softmax, widening_limit
 
-PENDING_LIES = ("mean", "min", "max")
 #: At most this many of the best-ranked playout candidates are decoded looking for one not
 #: proposed before; past that the node counts as exhausted.
 MAX_DECODES = 64
@@ -78,7 +83,7 @@ class MCTS(SearchStrategy):
                "None or an integer >= 0")  # fmt: skip
         _check(neighbours is None or neighbours >= 0, "neighbours", neighbours,
                "None or an integer >= 0")  # fmt: skip
-        _check(pending_lie in PENDING_LIES, "pending_lie", pending_lie, f"one of {PENDING_LIES}")
+        check_pending_lie(pending_lie, "mcts")
         self.c_ucb, self.pw, self.n_s, self.n_r, self.kappa = c_ucb, pw, n_s, n_r, kappa
         self.initial_design = initial_design
         self.order = list(order) if order is not None else None
@@ -95,10 +100,9 @@ class MCTS(SearchStrategy):
             )
         self.rng = np.random.default_rng(context.seed)
         self.decisions: Decisions = make_decisions(context.space, self.order, self.n_neighbours)
-        self.depth = len(self.decisions.stages)
         self.surrogate: Surrogate = context.surrogate_factory()
         self.surrogate.prepare(context.space.columns())
-        self.tree: dict[Structure, Node] = {(): Node(())}
+        self.tree: dict[Structure, Node] = {(): Node()}
         self._options: dict[Structure, list[int]] = {}
         #: every result: (item, structure, loss), in the order told
         self.results: list[tuple[Any, Structure, float]] = []
@@ -174,7 +178,7 @@ class MCTS(SearchStrategy):
         """The node to play out: descend by PUCT until a node may widen, and expand it; None
         when a node on the way turned out to be exhausted (the caller starts again)."""
         prefix: Structure = ()
-        while len(prefix) < self.depth:
+        while len(prefix) < len(self.decisions.stages):
             node = self.tree[prefix]
             options = self._options_of(prefix)
             live = [a for a in node.children if not self.tree[(*prefix, a)].exhausted]
@@ -193,8 +197,7 @@ class MCTS(SearchStrategy):
         values = self._partial(prefix, fresh)
         option = fresh[int(best_first(values, self.rng)[0])]
         child = (*prefix, option)
-        node = Node(child)
-        node.losses = [loss for _, s, loss in self.results if s[: len(child)] == child]
+        node = Node([loss for _, s, loss in self.results if s[: len(child)] == child])
         self.tree[prefix].children.append(option)
         self.tree[child] = node
         if self.decisions.exhausted(child):
@@ -286,16 +289,13 @@ class MCTS(SearchStrategy):
         if not self._fit_stale:
             return
         losses = np.array([loss for _, _, loss in self.results], dtype=float)
-        finite = np.isfinite(losses)
-        if finite.sum() < 2:
+        if np.isfinite(losses).sum() < 2:
             return
-        losses[~finite] = losses[finite].max()  # a failure costs the worst loss (SMAC)
+        losses = failures_as_worst(losses)
         items = [item for item, _, _ in self.results]
-        if self.pending:
-            lie = {"mean": np.mean, "min": np.min, "max": np.max}[self.pending_lie](losses)
-            items += [item for item, _ in self.pending.values()]
-            losses = np.concatenate([losses, np.full(len(self.pending), lie)])
-        self.surrogate.fit(self.decisions.encode(_stack(items)), losses)
+        items += [item for item, _ in self.pending.values()]
+        targets = constant_liar_targets(losses, len(self.pending), self.pending_lie)
+        self.surrogate.fit(self.decisions.encode(_stack(items)), targets)
         self.fitted, self._fit_stale = True, False
         self._partial_cache.clear()
 

@@ -17,7 +17,8 @@ import numpy as np
 
 @dataclass
 class Node:
-    """A k-pipeline structure and what is known of the pipelines compatible with it.
+    """What is known of the pipelines compatible with a k-pipeline structure (the tree
+    keeps its nodes by structure).
 
     ``losses`` holds the loss of every evaluated pipeline x in X(s) (infinite for a failed
     one), ``pending`` counts those proposed and still running. Following the thesis's
@@ -25,7 +26,6 @@ class Node:
     late starts with the earlier results compatible with it.
     """
 
-    prefix: tuple[int, ...]
     losses: list[float] = field(default_factory=list)
     pending: int = 0
     children: list[int] = field(default_factory=list)

@@ -48,9 +48,9 @@ def test_progressive_widening_allows_floor_n_to_the_pw(visits, options, limit):
 
 
 def test_node_value_is_the_median_score_with_failures_at_the_worst_loss():
-    node = Node((0,), losses=[0.2, math.inf, 0.4, 0.3])
+    node = Node(losses=[0.2, math.inf, 0.4, 0.3])
     assert node.value(worst=0.9) == pytest.approx(-0.35)  # median of 0.2, 0.3, 0.4, 0.9
-    assert Node(()).value(worst=1.0) is None
+    assert Node().value(worst=1.0) is None
     node.pending = 2
     assert node.visits == 6
 
@@ -82,8 +82,8 @@ def _hand_built(weights):
     _tell(strategy, KNN_CONFIG, 0.25, 3)
     root = strategy.tree[()]
     root.children = [TREE, KNN]
-    strategy.tree[(TREE,)] = Node((TREE,), losses=[0.2, 0.3, 0.4])
-    strategy.tree[(KNN,)] = Node((KNN,), losses=[0.25])
+    strategy.tree[(TREE,)] = Node(losses=[0.2, 0.3, 0.4])
+    strategy.tree[(KNN,)] = Node(losses=[0.25])
     strategy._fit()
     return strategy
 

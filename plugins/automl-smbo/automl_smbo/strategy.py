@@ -13,14 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.acquisition import rank_pool
+from automl_core.acquisition import (
+    check_pending_lie,
+    constant_liar_targets,
+    failures_as_worst,
+    rank_pool,
+)
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
 from automl_core.space import PoolSpace
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import LocalSearch
 
-PENDING_LIES = ("mean", "min", "max")
 #: What a non-pool space must offer: the acquisition optimiser works on encoded rows.
 VECTOR_API = ("columns", "sample_vectors", "neighbour_vectors", "decode", "encode")
 #: Random configurations are drawn in batches of this size, at most this many batches.
@@ -58,8 +62,7 @@ class SMBO(SearchStrategy):
     ) -> None:
         if not 0 <= random_fraction <= 1:
             raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
-        if pending_lie not in PENDING_LIES:
-            raise ValueError(f"pending_lie must be one of {PENDING_LIES}, got {pending_lie!r}")
+        check_pending_lie(pending_lie)
         if initial_design < 1:
             raise ValueError(f"initial_design must be at least 1, got {initial_design}")
         self.acquisition_name = acquisition
@@ -153,13 +156,11 @@ class SMBO(SearchStrategy):
     def _fit_and_score(self) -> Any:
         rows = [vector for vector, _ in self.observed.values()]
         losses = np.array([loss for _, loss in self.observed.values()], dtype=float)
-        losses = _finite(losses)
-        if self.pending:
-            lie = {"mean": losses.mean, "min": losses.min, "max": losses.max}[self.pending_lie]()
-            rows += list(self.pending.values())
-            losses = np.concatenate([losses, np.full(len(self.pending), lie)])
-        self.surrogate.fit(np.vstack(rows), losses)
-        best = float(losses[: len(self.observed)].min())
+        losses = failures_as_worst(losses)
+        rows += list(self.pending.values())
+        targets = constant_liar_targets(losses, len(self.pending), self.pending_lie)
+        self.surrogate.fit(np.vstack(rows), targets)
+        best = float(losses.min())
 
         def score(candidates: np.ndarray) -> np.ndarray:
             mean, std = self.surrogate.predict(candidates)
@@ -191,13 +192,3 @@ class SMBO(SearchStrategy):
             vector = self.space.encode([trial.config])[0]
         self.seen[key] = trial.config
         self.observed[key] = (vector, result.loss if result.ok else np.inf)
-
-
-def _finite(losses: np.ndarray) -> np.ndarray:
-    """Failed trials (infinite loss) count as the worst finite loss seen (SMAC's crash cost),
-    so that the surrogate learns to avoid them without an infinite target."""
-    finite = np.isfinite(losses)
-    if finite.all():
-        return losses
-    worst = losses[finite].max() if finite.any() else 1.0
-    return np.where(finite, losses, worst)
