@@ -15,14 +15,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import joblib
 import pandas as pd
 
 from automl_core import __version__
 from automl_core.cli_data import add_data_command
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
-from automl_core.model import TrainedModel
 from automl_core.plugins import KINDS, Plugins, load_plugins
 from automl_core.recipe import check_names, load_recipe
 from automl_core.runner import (
@@ -31,6 +29,7 @@ from automl_core.runner import (
     RECIPE_FILE,
     RunError,
     RunSummary,
+    load_saved_model,
     run,
     run_suite,
 )
@@ -280,23 +279,6 @@ def cmd_predict(args: argparse.Namespace) -> int:
         table.to_csv(args.out, index=False)
         print(f"{len(table)} predictions written to {args.out}", file=sys.stderr)
     return 0
-
-
-def load_saved_model(run_dir: Path) -> dict[str, Any]:
-    """The dict a run saved in ``model.joblib``; the error says why there is none."""
-    path = run_dir / MODEL_FILE
-    if not path.is_file():
-        if not run_dir.is_dir():
-            why = "no such folder"
-        elif (run_dir / HISTORY_FILE).is_file():
-            why = "the run saved no model: no trial succeeded, or it was a benchmark task"
-        else:
-            why = f"not a run folder (no {HISTORY_FILE} either)"
-        raise AutoMLError(f"{run_dir} holds no model ({MODEL_FILE} is missing): {why}")
-    stored = joblib.load(path)
-    if not isinstance(stored, dict) or not isinstance(stored.get("model"), TrainedModel):
-        raise AutoMLError(f"{path} was not written by an automl run (no TrainedModel in it)")
-    return stored
 
 
 def read_features(path: Path, stored: Mapping[str, Any]) -> pd.DataFrame:

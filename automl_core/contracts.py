@@ -289,7 +289,11 @@ class Executor(abc.ABC):
         """Start evaluating ``trial``; the future resolves to its ``Result``."""
 
     def shutdown(self) -> None:  # noqa: B027 -- nothing to release by default
-        """Release workers; called once at the end of a run."""
+        """Release workers; called once at the end of a run, also when the run's wall time
+        ended with trials still running. Those trials' results are no longer wanted, so an
+        executor that can should stop them at once rather than wait for them: the time
+        budget of ``AutoMLClassifier.fit`` counts on it (the ``processes`` executor kills
+        them within its 50 ms poll)."""
 
 
 class Ensembler(abc.ABC):

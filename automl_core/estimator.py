@@ -42,7 +42,7 @@ from automl_core.history import RunHistory, StoredTrial, rank_key
 from automl_core.model import TrainedModel
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import MEMORY_SOURCE, Recipe, named_recipe, parse_recipe, read_recipe
-from automl_core.runner import HISTORY_FILE, MODEL_FILE, RunSummary, run
+from automl_core.runner import HISTORY_FILE, RunSummary, load_saved_model, run
 from automl_core.space import PipelineSpace
 
 # ---------------------------------------------------------------------------------------------
@@ -364,7 +364,7 @@ class _AutoMLEstimator(BaseEstimator):
             trials = history.trials()
         if summary.model_path is None:
             raise NoModelError(_no_model_message(trials, summary))
-        self.model_: TrainedModel = joblib.load(run_dir / MODEL_FILE)["model"]
+        self.model_: TrainedModel = load_saved_model(run_dir)["model"]
         self.run_summary_ = summary
         space = _space_of(recipe, plugins)
         self.leaderboard_ = leaderboard_frame(trials, space, summary.metric, summary.ensemble)

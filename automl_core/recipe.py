@@ -27,9 +27,9 @@ from automl_core.plugins import Plugins, Registration
 from automl_core.sources import parse_reference
 
 TASK_TYPES = ("classification", "regression")
-#: The dataset source of data held in memory (``task.dataset: memory:<name>``): no plugin
-#: loads it; the data is handed to :func:`automl_core.runner.run` (``dataset=``) by the
-#: caller, e.g. ``AutoMLClassifier.fit``.
+#: The dataset source of data held in memory (``task.dataset: memory:<name>``): the data is
+#: handed to :func:`automl_core.runner.run` (``dataset=``) by the caller, e.g.
+#: ``AutoMLClassifier.fit``; the registered source of that name only says so.
 MEMORY_SOURCE = "memory"
 
 
@@ -540,8 +540,7 @@ def check_names(recipe: Recipe, plugins: Plugins) -> None:
             raise RecipeError(
                 "task.dataset", recipe.task.dataset, "source:name", str(error)
             ) from None
-        if source != MEMORY_SOURCE:
-            refs.append(("task.dataset", "dataset_source", ComponentRef(source)))
+        refs.append(("task.dataset", "dataset_source", ComponentRef(source)))
     for path, kind, ref in refs:
         try:
             registration = plugins.get(kind, ref.name)

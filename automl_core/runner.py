@@ -317,7 +317,6 @@ def _data_task(
     if given is not None:
         dataset = in_memory_dataset(recipe, given)
     else:
-        _refuse_memory_reference(recipe.task.dataset)
         dataset = load_dataset(
             plugins, recipe.task.dataset, target=recipe.task.target, task=recipe.task.type
         )
@@ -404,17 +403,6 @@ def _source_of(reference: str) -> str | None:
         return parse_reference(reference)[0]
     except DatasetError:
         return None
-
-
-def _refuse_memory_reference(reference: str) -> None:
-    """A ``memory:`` dataset without the data: say where the data should have come from."""
-    if _source_of(reference) == MEMORY_SOURCE:
-        raise DatasetError(
-            f"dataset {reference!r} is data held in memory: it exists only when handed to "
-            "run(dataset=...) in the same process (AutoMLClassifier.fit and AutoMLRegressor.fit "
-            "do), and a run on it resumes only with the same data handed again. To run this "
-            "recipe on a file, set one: --set task.dataset=csv:FILE --set task.target=COLUMN"
-        )
 
 
 def _benchmark_task(
@@ -842,6 +830,23 @@ def _record_dropped(
         f"{len(refitted.kept)} kept are renormalised",
         stacklevel=4,
     )
+
+
+def load_saved_model(run_dir: Path) -> dict[str, Any]:
+    """The dict a run saved in ``model.joblib``; the error says why there is none."""
+    path = run_dir / MODEL_FILE
+    if not path.is_file():
+        if not run_dir.is_dir():
+            why = "no such folder"
+        elif (run_dir / HISTORY_FILE).is_file():
+            why = "the run saved no model: no trial succeeded, or it was a benchmark task"
+        else:
+            why = f"not a run folder (no {HISTORY_FILE} either)"
+        raise AutoMLError(f"{run_dir} holds no model ({MODEL_FILE} is missing): {why}")
+    stored = joblib.load(path)
+    if not isinstance(stored, dict) or not isinstance(stored.get("model"), TrainedModel):
+        raise AutoMLError(f"{path} was not written by an automl run (no TrainedModel in it)")
+    return stored
 
 
 def _benchmark_summary(task: BenchmarkTask, best_loss: float | None) -> dict[str, Any]:

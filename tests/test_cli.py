@@ -203,7 +203,11 @@ def test_predict_takes_the_columns_in_any_order_without_the_target(iris_run, cap
     shuffled = frame.drop(columns="species")[list(reversed(frame.columns[:-1]))]
     shuffled.to_csv(tmp_path / "features.csv", index=False)
     assert main(["predict", str(run_dir), str(tmp_path / "features.csv")]) == 0
-    assert len(read_output(capsys.readouterr().out)) == 150
+    shuffled_predictions = read_output(capsys.readouterr().out)
+    assert len(shuffled_predictions) == 150
+    frame.drop(columns="species").to_csv(tmp_path / "in_order.csv", index=False)
+    assert main(["predict", str(run_dir), str(tmp_path / "in_order.csv")]) == 0
+    assert shuffled_predictions.equals(read_output(capsys.readouterr().out))
 
 
 def test_predict_names_missing_and_extra_columns(iris_run, capsys, tmp_path):

@@ -431,6 +431,21 @@ def test_the_defaults_use_the_named_default_recipes(iris):
     assert "ensemble" not in raw  # ensemble_size=0: the single best pipeline
 
 
+def test_ensemble_size_sets_or_removes_the_recipes_ensemble():
+    pytest.importorskip("automl_ensemble")  # the caruana ensembler, another distribution
+    plugins = load_plugins()
+    recipe = dict(plugins.get("recipe", "default-classification").obj)
+    recipe["ensemble"] = {"ensembler": "caruana", "params": {"size": 50}}
+    for size, expected in (
+        (0, None),
+        (1, None),
+        (7, {"ensembler": "caruana", "params": {"size": 7}}),
+    ):
+        estimator = AutoMLClassifier(recipe=recipe, ensemble_size=size, time_budget=60)
+        raw = estimator._recipe_to_run(plugins, started=time.monotonic())
+        assert raw.get("ensemble") == expected
+
+
 # ---------------------------------------------------------------------------------------------
 # The named recipes
 # ---------------------------------------------------------------------------------------------
@@ -553,3 +568,14 @@ def test_run_rejects_data_that_does_not_fit_the_recipe(plugins, cancer, tmp_path
             prepare(recipe, plugins, dataset=cancer)
     with pytest.raises(DatasetError, match=r"run\(dataset=\.\.\.\).*--set task\.dataset=csv"):
         run(memory_recipe(), tmp_path / "run", plugins=plugins)
+
+
+def test_object_columns_become_numbers_or_text_that_compare():
+    """What fit and predict hand the space, whatever the space does with it: an object
+    column of numbers is numeric, one mixing types holds text (missing stays missing)."""
+    from automl_core.estimator import _text_categories
+
+    frame = pd.DataFrame({"n": [1, 2, 3], "m": [1, "a", None]}, dtype=object)
+    converted = _text_categories(frame)
+    assert pd.api.types.is_integer_dtype(converted["n"])
+    assert converted["m"].tolist()[:2] == ["1", "a"] and pd.isna(converted["m"][2])

@@ -30,6 +30,23 @@ def register_dataset_sources(register: Callable[..., None]) -> None:
     register("sklearn", load_sklearn, "scikit-learn's bundled toy datasets (no download)")
     register("csv", load_csv, "a CSV file with a header row; the target defaults to the last")
     register("keel", load_keel, f"KEEL classification datasets from {_KEEL_REQUIREMENT}")
+    register("memory", load_memory, "data held in memory, handed to run(dataset=...) (fit)")
+
+
+# --- memory ----------------------------------------------------------------------------------
+
+
+def load_memory(reference: str, *, target: str | None = None, task: str | None = None) -> Dataset:
+    """Never loads: data held in memory (``memory:<name>``) exists only when handed to
+    :func:`automl_core.runner.run` with ``dataset=`` (``AutoMLClassifier.fit`` does), which
+    then does not ask this source. Reached only when it was not handed: say so."""
+    raise DatasetError(
+        f"dataset 'memory:{reference}' is data held in memory: it exists only when handed "
+        "to run(dataset=...) in the same process (AutoMLClassifier.fit and "
+        "AutoMLRegressor.fit do), and a run on it resumes only with the same data handed "
+        "again. To run this recipe on a file, set one: --set task.dataset=csv:FILE "
+        "--set task.target=COLUMN"
+    )
 
 
 # --- sklearn ---------------------------------------------------------------------------------
