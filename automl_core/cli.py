@@ -1,4 +1,5 @@
-"""The ``automl`` command: run, resume, validate, plugins, show, predict, data.
+"""The ``automl`` command: run, resume, validate, plugins, show, predict, data, ablate,
+compare.
 
 Errors the user can fix (a bad recipe, unknown name, bad data) print one clear message and
 exit with status 2; a run that stopped on a plugin error exits with 1 after saving its work.
@@ -18,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from automl_core import __version__
+from automl_core.cli_ablate import add_ablate_commands
 from automl_core.cli_data import add_data_command
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
@@ -102,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.set_defaults(handler=cmd_predict)
 
     add_data_command(commands)
+    add_ablate_commands(commands)
     return parser
 
 

@@ -346,6 +346,61 @@ class Benchmark(abc.ABC):
         return None
 
 
+# ---------------------------------------------------------------------------------------------
+# Whole-system baselines
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SystemResult:
+    """What a whole AutoML system (a peer such as FLAML or TPOT) returns from a fit.
+
+    ``model`` predicts the rows it is given: ``predict_proba(X)`` with one column per class
+    ``0..k-1`` for classification (the labels the system was trained on), ``predict(X)`` for
+    regression. ``curve`` is the anytime record of its own search: one ``(seconds since the
+    fit began, validation loss)`` per configuration it evaluated, in order, with losses in
+    the core's convention (:mod:`automl_core.metrics`: lower is better; ``inf`` for a
+    failure). ``validation_loss`` is the loss of the configuration it returned, by its own
+    validation; ``info`` is anything worth keeping (the chosen pipeline, the library version).
+    """
+
+    model: Any
+    validation_loss: float | None = None
+    curve: list[tuple[float, float]] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class System(abc.ABC):
+    """A whole AutoML system run as a baseline in an ablation (``automl ablate --peer NAME``).
+
+    It gets what a run of the same cell gets: the training rows, the run's metric, the
+    recipe's wall-time budget, the seed and the number of cores; the ablation then scores the
+    returned model on the same held-out test rows with the same metric as every other cell,
+    so the comparison does not depend on how the system reports itself. A system must
+    optimise ``metric`` (a peer left optimising accuracy on a balanced-accuracy benchmark is
+    not a fair comparison) and stop within ``time_budget`` seconds.
+    """
+
+    @abc.abstractmethod
+    def fit(
+        self,
+        X: pd.DataFrame,
+        y: np.ndarray,
+        *,
+        task: str,
+        metric: Any,
+        time_budget: float,
+        seed: int,
+        n_jobs: int,
+        workdir: Any,
+    ) -> SystemResult:
+        """Search and fit on ``X``, ``y`` (classification labels are ``0..k-1``) for at most
+        ``time_budget`` seconds, optimising ``metric`` (an
+        :class:`automl_core.metrics.Metric`: ``metric.loss(y_true, predictions)``, where
+        predictions are class probabilities for classification); ``workdir`` (a
+        ``pathlib.Path``, created) is the cell's folder, for the system's own logs."""
+
+
 __all__ = [
     "DATA_FIDELITY_KINDS",
     "DEFAULT_DATA_FIDELITY",
@@ -360,6 +415,8 @@ __all__ = [
     "SearchContext",
     "SearchStrategy",
     "Surrogate",
+    "System",
+    "SystemResult",
     "TaskDescription",
     "WarmStart",
     "WarmStarter",

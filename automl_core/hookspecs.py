@@ -107,6 +107,20 @@ def register_recipes(register: Any) -> None:
     used, not when registered: it may name components of plugins that are not installed."""
 
 
+@hookspec
+def register_systems(register: Any) -> None:
+    """Register :class:`~automl_core.contracts.System` factories: whole AutoML systems run as
+    baselines beside the recipes of an ablation (``automl ablate --peer flaml``)."""
+
+
+@hookspec
+def register_suites(register: Any) -> None:
+    """Register named suites: ``register(name, suite, description="")``, where ``suite`` is
+    a mapping (a suite's YAML content: its ``tasks``) or the path of a YAML file, read when
+    registered. ``automl ablate --suite NAME`` runs a recipe on every task of the suite; see
+    :mod:`automl_core.suites`."""
+
+
 # --- lifecycle hooks, for observers (loggers, progress displays, early stopping) -----------
 
 

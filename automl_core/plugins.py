@@ -39,6 +39,7 @@ DEFAULT_PLUGINS = (
     "automl_core.builtins.sources",
     "automl_core.builtins.metadata",
     "automl_core.builtins.recipes",
+    "automl_core.builtins.suites",
 )
 
 #: kind -> the registration hook that fills it.
@@ -56,6 +57,8 @@ KINDS: dict[str, str] = {
     "space": "register_spaces",
     "component": "register_components",
     "recipe": "register_recipes",
+    "system": "register_systems",
+    "suite": "register_suites",
 }
 
 
@@ -324,8 +327,8 @@ def _register_callback(
             pending.append(Registration(kind, name, component, origin, text))
 
         return register_component
-    if kind == "recipe":
-        return _register_recipe_callback(origin, pending)
+    if kind in ("recipe", "suite"):
+        return _register_document_callback(kind, origin, pending)
 
     def register(name: str, factory: Any, description: str = "") -> None:
         if not isinstance(name, str) or not name:
@@ -338,27 +341,28 @@ def _register_callback(
     return register
 
 
-def _register_recipe_callback(origin: Origin, pending: list[Registration]) -> Callable[..., None]:
-    """``register(name, recipe, description="")`` for named recipes: the registration holds
-    the recipe as a mapping, read from its file now, so that a file that cannot be read shows
-    up as a broken plugin in ``automl plugins`` rather than when someone uses the name."""
+def _register_document_callback(
+    kind: str, origin: Origin, pending: list[Registration]
+) -> Callable[..., None]:
+    """``register(name, document, description="")`` for named recipes and suites: the
+    registration holds the YAML document as a mapping, read from its file now, so that a
+    file that cannot be read shows up as a broken plugin in ``automl plugins`` rather than
+    when someone uses the name."""
 
-    def register_recipe(
-        name: str, recipe: Mapping[str, Any] | str | Path, description: str = ""
+    def register_document(
+        name: str, document: Mapping[str, Any] | str | Path, description: str = ""
     ) -> None:
         if not isinstance(name, str) or not name:
-            raise PluginError(f"{origin}: a recipe name must be a non-empty string, got {name!r}")
-        if isinstance(recipe, (str, Path)):
+            raise PluginError(f"{origin}: a {kind} name must be a non-empty string, got {name!r}")
+        if isinstance(document, (str, Path)):
             from automl_core.recipe import read_recipe_file  # recipe.py imports this module
 
-            recipe = read_recipe_file(recipe)
-        if not isinstance(recipe, Mapping):
+            document = read_recipe_file(document)
+        if not isinstance(document, Mapping):
             raise PluginError(
-                f"{origin}: recipe {name!r} must be a mapping or the path of a YAML file, "
-                f"got {type(recipe).__name__}"
+                f"{origin}: {kind} {name!r} must be a mapping or the path of a YAML file, "
+                f"got {type(document).__name__}"
             )
-        pending.append(
-            Registration("recipe", name, copy.deepcopy(dict(recipe)), origin, description)
-        )
+        pending.append(Registration(kind, name, copy.deepcopy(dict(document)), origin, description))
 
-    return register_recipe
+    return register_document

@@ -53,6 +53,9 @@ class TaskSpec:
     metric: str | None = None
     resampling: Resampling = field(default_factory=Resampling)
     test_size: float | None = None
+    #: The seed of the test split; ``None`` uses the recipe's ``seed``. Fixing it gives every
+    #: seed of an ablation (and every system) the same training and test rows.
+    split_seed: int | None = None
     benchmark: ComponentRef | None = None
     suite: str | None = None
 
@@ -313,7 +316,15 @@ def _optional(data: Mapping[str, Any], key: str, name_key: str) -> ComponentRef 
     return None if value is None else _component(key, value, name_key)
 
 
-DATASET_TASK_KEYS = ("dataset", "target", "type", "metric", "resampling", "test_size")
+DATASET_TASK_KEYS = (
+    "dataset",
+    "target",
+    "type",
+    "metric",
+    "resampling",
+    "test_size",
+    "split_seed",
+)
 BENCHMARK_TASK_KEYS = ("benchmark", "dataset", "suite")
 
 
@@ -340,6 +351,11 @@ def _task(value: Any) -> TaskSpec:
     test_size = data.get("test_size")
     if test_size is not None:
         _number("task.test_size", test_size, low=0, high=0.9, low_open=True)
+    split_seed = data.get("split_seed")
+    if split_seed is not None:
+        split_seed = int(
+            _number("task.split_seed", split_seed, low=0, high=2**31 - 1, integer=True)
+        )
     target = data.get("target")
     return TaskSpec(
         dataset=_string("task.dataset", data["dataset"]),
@@ -348,6 +364,7 @@ def _task(value: Any) -> TaskSpec:
         metric=metric,
         resampling=_resampling(data.get("resampling", {"holdout": 0.33})),
         test_size=test_size,
+        split_seed=split_seed,
     )
 
 

@@ -308,12 +308,13 @@ def _seeded(plugins: Plugins, ref: Any, recipe: Recipe) -> dict[str, Any]:
     return dict(ref.params)
 
 
-def _data_task(
+def load_task_data(
     recipe: Recipe, plugins: Plugins, given: Dataset | None = None
-) -> tuple[TaskDescription, PipelineSpace, PipelineEvaluator, DataTask]:
-    """Load (or take ``given``) and split the dataset, build the pipeline space and the
-    evaluator."""
-    assert recipe.task.dataset is not None and recipe.space is not None
+) -> tuple[Dataset, Dataset, Dataset | None, Metric]:
+    """The recipe's dataset (or ``given``), its training and test rows and its metric: what
+    every search of this task sees, whichever system runs it (``automl ablate`` gives a
+    whole-system peer the same rows)."""
+    assert recipe.task.dataset is not None
     if given is not None:
         dataset = in_memory_dataset(recipe, given)
     else:
@@ -335,7 +336,18 @@ def _data_task(
             f"{recipe.task.dataset} defines its own test split "
             f"({len(dataset.test_rows)} rows), which the run uses.",
         )
-    train, test = split_test(dataset, recipe.task.test_size, recipe.seed)
+    split_seed = recipe.seed if recipe.task.split_seed is None else recipe.task.split_seed
+    train, test = split_test(dataset, recipe.task.test_size, split_seed)
+    return dataset, train, test, metric
+
+
+def _data_task(
+    recipe: Recipe, plugins: Plugins, given: Dataset | None = None
+) -> tuple[TaskDescription, PipelineSpace, PipelineEvaluator, DataTask]:
+    """Load (or take ``given``) and split the dataset, build the pipeline space and the
+    evaluator."""
+    assert recipe.space is not None
+    dataset, train, test, metric = load_task_data(recipe, plugins, given)
     space = plugins.create("space", recipe.space.name, recipe.space.params)
     if not isinstance(space, PipelineSpace):
         raise RecipeError("space", recipe.space.name, "a pipeline space for a dataset task")

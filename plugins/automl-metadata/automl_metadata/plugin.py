@@ -27,6 +27,15 @@ SOURCES: dict[str, tuple[type[MetaDataSource], str]] = {
     ),
 }
 BENCHMARKS = ("pmf", "tensor-oboe", "oboe", "lcdb")
+#: Suites of the table-lookup benchmarks for ``automl ablate --suite``: name -> (benchmark,
+#: split, description). PMF's test split and Tensor-OBOE's first fold are the DeepPipe
+#: paper's evaluation datasets.
+SUITES: dict[str, tuple[str, str, str]] = {
+    "pmf-test": ("pmf", "test", "PMF's test split (DeepPipe's evaluation datasets)"),
+    "tensor-oboe-fold0": ("tensor-oboe", "fold0", "Tensor-OBOE's fold 0 test datasets"),
+    "oboe": ("oboe", "all", "every Oboe dataset"),
+    "lcdb": ("lcdb", "all", "every LCDB dataset (learning curves; train size as fidelity)"),
+}
 
 
 @hookimpl
@@ -40,6 +49,13 @@ def register_benchmarks(register: Callable[..., None]) -> None:
     for name in BENCHMARKS:
         source, description = SOURCES[name]
         register(name, _benchmark_factory(name, source), f"table lookup: {description}")
+
+
+@hookimpl
+def register_suites(register: Callable[..., None]) -> None:
+    for name, (benchmark, split, description) in SUITES.items():
+        document = {"description": description, "tasks": [{"benchmark": benchmark, "split": split}]}
+        register(name, document, f"table lookup: {description}")
 
 
 def _benchmark_factory(name: str, source: type[MetaDataSource]) -> Callable[[], TableBenchmark]:

@@ -1,0 +1,139 @@
+"""``automl ablate`` (run a grid of recipe variants and peers over a suite and seeds) and
+``automl compare`` (the report of an ablation's results.csv)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from automl_core.ablation import ablate, parse_vary
+from automl_core.errors import AutoMLError
+from automl_core.plugins import load_plugins
+from automl_core.recipe import apply_overrides, read_recipe
+from automl_core.suites import read_suite, suite_tasks
+
+
+def add_ablate_commands(commands: Any) -> None:
+    """Add ``automl ablate`` and ``automl compare`` to the CLI's sub-commands."""
+    ablate_cmd = commands.add_parser(
+        "ablate",
+        help="run a recipe's variants (and peer systems) on every task of a suite and seed",
+        description="Each cell (variant x task x seed) is a normal run with its own folder; "
+        "finished cells are skipped when the same command is run again.",
+    )
+    ablate_cmd.add_argument("recipe", type=Path, help="a recipe file, or a registered name")
+    ablate_cmd.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="a recipe key and the values to try, e.g. search.strategy=smbo,mcts (repeatable: "
+        "the grid is every combination)",
+    )
+    ablate_cmd.add_argument(
+        "--peer",
+        action="append",
+        default=[],
+        metavar="SYSTEM",
+        help="a whole-system baseline (automl plugins --kind system), e.g. flaml (repeatable)",
+    )
+    ablate_cmd.add_argument(
+        "--suite", required=True, help="a suite name (automl plugins --kind suite) or YAML file"
+    )
+    ablate_cmd.add_argument(
+        "--seeds", type=int, default=3, help="number of seeds, 0..N-1 (default 3)"
+    )
+    ablate_cmd.add_argument("--out", type=Path, help="output folder (default: ablations/<name>)")
+    ablate_cmd.add_argument(
+        "--jobs", type=int, default=1, help="cells run at once, in worker processes (default 1)"
+    )
+    ablate_cmd.add_argument(
+        "--cell-executor",
+        help="the executor that runs cells (default: in this process for --jobs 1, "
+        "else processes); e.g. dask",
+    )
+    ablate_cmd.add_argument(
+        "--cell-time",
+        type=float,
+        help="seconds after which a cell running in a worker is stopped and recorded as "
+        "failed (default: twice the recipe's wall time plus 120)",
+    )
+    ablate_cmd.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a value of the base recipe (repeatable)",
+    )
+    ablate_cmd.add_argument("--quiet", action="store_true", help="no line per cell")
+    ablate_cmd.set_defaults(handler=cmd_ablate)
+
+    compare = commands.add_parser(
+        "compare", help="report of an ablation: ranks, tests, curves, critical differences"
+    )
+    compare.add_argument("results_dir", type=Path, help="an ablation folder (with results.csv)")
+    compare.add_argument("--out", type=Path, help="report folder (default: RESULTS_DIR/report)")
+    compare.add_argument(
+        "--alpha", type=float, default=0.05, help="significance level (default 0.05)"
+    )
+    compare.set_defaults(handler=cmd_compare)
+
+
+def cmd_ablate(args: argparse.Namespace) -> int:
+    plugins = load_plugins()
+    base = apply_overrides(read_recipe(args.recipe, plugins), args.overrides)
+    if args.seeds < 1:
+        raise AutoMLError(f"--seeds must be at least 1, got {args.seeds}")
+    tasks = suite_tasks(read_suite(args.suite, plugins), plugins)
+    out = args.out or Path("ablations") / str(base.get("name", Path(str(args.recipe)).stem))
+
+    def report(row: dict[str, Any], skipped: bool) -> None:
+        if args.quiet:
+            return
+        loss = row.get("test_loss")
+        if loss is None:
+            loss = row.get("validation_loss")
+        shown = "-" if loss is None else f"{float(loss):.4f}"
+        state = "done before" if skipped else f"{float(row.get('seconds') or 0):.1f}s"
+        error = f"  {row['error']}" if row.get("error") else ""
+        print(
+            f"[{row['status']}] {row['variant']} | {row['task']} | seed {row['seed']}: "
+            f"loss {shown} ({state}){error}",
+            flush=True,
+        )
+
+    summary = ablate(
+        base,
+        out,
+        varied=parse_vary(args.vary),
+        peers=args.peer,
+        tasks=tasks,
+        seeds=list(range(args.seeds)),
+        jobs=args.jobs,
+        cell_executor=args.cell_executor,
+        cell_time=args.cell_time,
+        plugins=plugins,
+        on_cell=report,
+    )
+    print(
+        f"ablation folder: {summary.out_dir}: {summary.cells} cells ({summary.skipped} done "
+        f"before, {summary.failed} failed), {summary.elapsed:.1f}s; results: {summary.results}"
+    )
+    if summary.failed:
+        print(
+            f"{summary.failed} cells failed: see the error column of {summary.results}; "
+            "running the same command again retries them",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from automl_core.report import write_report
+
+    path = write_report(args.results_dir, args.out, alpha=args.alpha)
+    print(f"report: {path} (and {path.with_suffix('.html').name} beside it)")
+    return 0

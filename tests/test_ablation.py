@@ -1,0 +1,400 @@
+"""``automl ablate`` and ``automl compare``: the grid, suites, peers, resuming and the report
+checked against the results it came from. Real runs on real KEEL datasets, short budgets."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+import yaml
+from scipy.stats import rankdata
+
+from automl_core import hookimpl
+from automl_core.ablation import (
+    CELL_FILE,
+    Cell,
+    Variant,
+    _row_of,
+    ablate,
+    cell_recipe,
+    make_variants,
+    parse_vary,
+    plan_cells,
+)
+from automl_core.builtins.sources import load_keel
+from automl_core.cli import main
+from automl_core.contracts import System, SystemResult
+from automl_core.errors import AutoMLError, RecipeError
+from automl_core.history import RunHistory
+from automl_core.plugins import load_plugins
+from automl_core.suites import SuiteTask, parse_suite, read_suite, suite_tasks
+from automl_core.trial import Result, Status
+
+#: A recipe whose runs take about a second: three fast classifiers, no feature preprocessing.
+RECIPE = {
+    "name": "tiny",
+    "task": {
+        "dataset": "keel:iris",
+        "metric": "balanced_accuracy",
+        "resampling": {"holdout": 0.33},
+    },
+    "space": {
+        "name": "autosklearn-classification",
+        "params": {
+            "include": {
+                "classifier": ["decision_tree", "gaussian_nb", "lda"],
+                "feature_preprocessor": ["no_preprocessing"],
+            }
+        },
+    },
+    "search": {"strategy": "random", "surrogate": "rf"},
+    "budget": {"trials": 4, "wall_time": 30},
+}
+FIVE_KEEL = ["keel:iris", "keel:wine", "keel:heart", "keel:sonar", "keel:bupa"]
+
+
+def write_files(folder: Path, tasks: list[str], **recipe_changes: object) -> tuple[Path, Path]:
+    recipe = folder / "recipe.yaml"
+    recipe.write_text(yaml.safe_dump({**RECIPE, **recipe_changes}))
+    suite = folder / "suite.yaml"
+    suite.write_text(yaml.safe_dump({"defaults": {"test_size": 0.3}, "tasks": tasks}))
+    return recipe, suite
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+# --- the grid ------------------------------------------------------------------------------
+
+
+def test_vary_values_make_every_combination_then_the_peers() -> None:
+    varied = parse_vary(["search.strategy=smbo,mcts", "search.surrogate=rf,gp"])
+    variants = make_variants(varied, ["flaml"])
+    assert [v.label for v in variants] == [
+        "search.strategy=smbo search.surrogate=rf",
+        "search.strategy=smbo search.surrogate=gp",
+        "search.strategy=mcts search.surrogate=rf",
+        "search.strategy=mcts search.surrogate=gp",
+        "flaml",
+    ]
+    assert variants[-1].peer == "flaml" and variants[-1].overrides == ()
+    cells = plan_cells(variants, [SuiteTask("keel:a", {}), SuiteTask("keel:b", {})], [0, 1])
+    assert len(cells) == 5 * 2 * 2
+    assert len({cell.folder for cell in cells}) == len(cells)
+    # task by task, seed by seed: the first cells compare every variant on one task and seed
+    assert {(c.task.label, c.seed) for c in cells[:5]} == {("keel:a", 0)}
+
+
+@pytest.mark.parametrize(
+    "value", ["search.strategy", "=smbo", "search.strategy=smbo,", "search.strategy=a,a"]
+)
+def test_a_malformed_vary_says_what_is_expected(value: str) -> None:
+    with pytest.raises(RecipeError, match="--vary"):
+        parse_vary([value])
+
+
+def test_a_key_varied_twice_is_refused() -> None:
+    with pytest.raises(RecipeError, match="repeated"):
+        parse_vary(["seed=1,2", "seed=3,4"])
+
+
+def test_a_cell_recipe_takes_the_variant_the_suite_task_and_the_seed() -> None:
+    variant = Variant("search.strategy=smbo", (("search.strategy", "smbo"),))
+    task = SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3, "split_seed": 7})
+    raw = cell_recipe(RECIPE, Cell(variant, task, 3))
+    assert raw["search"] == {"strategy": "smbo", "surrogate": "rf"}
+    assert raw["task"] == {
+        "metric": "balanced_accuracy",
+        "resampling": {"holdout": 0.33},
+        "dataset": "keel:wine",
+        "test_size": 0.3,
+        "split_seed": 7,
+    }
+    assert raw["seed"] == 3
+    lookup = SuiteTask("pmf:1049", {"benchmark": "pmf", "dataset": "1049"})
+    raw = cell_recipe(RECIPE, Cell(variant, lookup, 0))
+    assert raw["task"] == {"benchmark": "pmf", "dataset": "1049"} and "space" not in raw
+
+
+# --- suites ----------------------------------------------------------------------------------
+
+
+def test_keel_small_is_twenty_keel_datasets_under_5000_rows() -> None:
+    plugins = load_plugins()
+    tasks = suite_tasks(read_suite("keel-small", plugins), plugins)
+    assert len(tasks) == 20
+    for task in tasks:
+        assert task.task["test_size"] == 0.25
+        assert load_keel(task.label.removeprefix("keel:")).n_rows < 5000
+
+
+def test_registered_suites_include_the_keel_and_table_lookup_ones() -> None:
+    names = load_plugins().registry.names("suite")
+    assert {"keel-small", "keel-all", "pmf-test", "tensor-oboe-fold0", "oboe", "lcdb"} <= set(names)
+
+
+def test_a_benchmark_split_expands_into_its_datasets() -> None:
+    class Lookup:
+        def datasets(self, split: str | None = None) -> list[str]:
+            return {"test": ["3", "7"]}[split or "test"]
+
+    class Plugins:
+        def create(self, kind: str, name: str) -> Lookup:
+            assert (kind, name) == ("benchmark", "pmf")
+            return Lookup()
+
+    suite = parse_suite("s", {"tasks": [{"benchmark": "pmf", "split": "test"}, "keel:iris"]})
+    tasks = suite_tasks(suite, Plugins())  # type: ignore[arg-type]
+    assert [t.label for t in tasks] == ["pmf:3", "pmf:7", "keel:iris"]
+    assert tasks[0].task == {"benchmark": "pmf", "dataset": "3"} and tasks[0].is_benchmark
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        ({"tasks": []}, "tasks"),
+        ({"tasks": ["keel:iris"], "colour": 1}, "colour"),
+        ({"tasks": [{"dataset": "keel:iris", "metric": "accuracy"}]}, r"tasks\[0\]\.metric"),
+        ({"tasks": ["keel:iris", 3]}, r"tasks\[1\]"),
+        ({"tasks": [{"benchmark": "pmf", "split": "test", "dataset": "1"}]}, r"tasks\[0\]"),
+        ({"tasks": ["keel:iris"], "defaults": {"dataset": "x"}}, "defaults.dataset"),
+    ],
+)
+def test_a_broken_suite_names_the_entry(document: dict, where: str) -> None:
+    with pytest.raises(RecipeError, match=where):
+        parse_suite("broken", document)
+
+
+def test_a_task_listed_twice_is_an_error() -> None:
+    suite = parse_suite("twice", {"tasks": ["keel:iris", {"dataset": "keel:iris"}]})
+    with pytest.raises(AutoMLError, match="more than once"):
+        suite_tasks(suite, load_plugins())
+
+
+def test_an_unknown_suite_lists_the_registered_ones() -> None:
+    with pytest.raises(AutoMLError, match="keel-small"):
+        read_suite("keel-smal", load_plugins())
+
+
+def test_a_fixed_split_seed_gives_every_seed_the_same_test_rows(tmp_path: Path) -> None:
+    from automl_core.recipe import parse_recipe
+    from automl_core.runner import load_task_data
+
+    plugins = load_plugins()
+
+    def test_rows(seed: int, split_seed: int | None) -> list[str]:
+        task = {**RECIPE["task"], "dataset": "keel:wine", "test_size": 0.3}
+        if split_seed is not None:
+            task["split_seed"] = split_seed
+        recipe = parse_recipe({**RECIPE, "task": task, "seed": seed})
+        _, _, test, _ = load_task_data(recipe, plugins)
+        assert test is not None
+        return test.X.astype(str).agg("|".join, axis=1).tolist()
+
+    assert test_rows(0, 5) == test_rows(1, 5)
+    assert test_rows(0, None) != test_rows(1, None)
+
+
+# --- a real ablation and its report -----------------------------------------------------------
+
+
+def test_ablate_then_compare_on_five_keel_datasets(tmp_path: Path, capsys) -> None:
+    """The issue's check: 2 variants x 5 KEEL datasets x 2 seeds, then the report, whose
+    numbers are recomputed here from the results.csv it came from."""
+    recipe, suite = write_files(tmp_path, FIVE_KEEL)
+    out = tmp_path / "ablation"
+    argv = ["ablate", str(recipe), "--suite", str(suite), "--seeds", "2", "--out", str(out)]
+    assert main([*argv, "--vary", "search.strategy=random,smbo"]) == 0
+    rows = read_rows(out / "results.csv")
+    assert len(rows) == 2 * 5 * 2
+    assert {r["status"] for r in rows} == {"ok"}
+    assert {r["search.strategy"] for r in rows} == {"random", "smbo"}
+    for row in rows:
+        assert 0 <= float(row["test_loss"]) <= 1
+        assert float(row["test_score"]) == pytest.approx(1 - float(row["test_loss"]))
+        assert row["n_trials"] == "4"
+        summary = json.loads((out / row["run_dir"] / "summary.json").read_text())
+        assert summary["best_loss"] == pytest.approx(float(row["validation_loss"]))
+        curve = read_rows(out / row["curve"])
+        assert len(curve) == 4
+        assert min(float(c["loss"]) for c in curve) == pytest.approx(summary["best_loss"])
+        seconds = [float(c["seconds"]) for c in curve]
+        assert seconds == sorted(seconds)
+    # the same split for both variants of a (task, seed)
+    first = {r["variant"]: r for r in rows if r["task"] == "keel:sonar" and r["seed"] == "1"}
+    recipes = [
+        yaml.safe_load((out / r["run_dir"] / "recipe.yaml").read_text()) for r in first.values()
+    ]
+    assert recipes[0]["task"] == recipes[1]["task"] and recipes[0]["seed"] == recipes[1]["seed"]
+
+    assert main(["compare", str(out)]) == 0
+    report = (out / "report" / "report.md").read_text()
+    for figure in ("critical_difference", "regret_vs_time", "regret_vs_trials", "rank_vs_time"):
+        assert (out / "report" / f"{figure}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"({figure}.png)" in report
+
+    variants = ["search.strategy=random", "search.strategy=smbo"]
+    means = np.array(
+        [
+            [np.mean([float(r["test_loss"]) for r in rows if (r["task"], r["variant"]) == (t, v)])
+             for v in variants]
+            for t in FIVE_KEEL
+        ]
+    )  # fmt: skip
+    ranks = np.mean([rankdata(row) for row in means], axis=0)
+    table = dict(re.findall(r"^\| (search\.strategy=\w+) \| ([\d.]+) \|", report, re.M))
+    assert {v: float(table[v]) for v in variants} == {
+        v: pytest.approx(round(r, 2), abs=1e-9) for v, r in zip(variants, ranks, strict=True)
+    }
+    per_task = dict(re.findall(r"^\| (keel:\w+) \| (.+) \|$", report, re.M))
+    for task, values in zip(FIVE_KEEL, means, strict=True):
+        shown = [float(x.strip(" *")) for x in per_task[task].split("|")]
+        assert shown == pytest.approx(np.round(values, 4), abs=1e-9)
+
+
+def test_a_killed_ablation_resumes_without_rerunning_finished_cells(tmp_path: Path) -> None:
+    recipe, suite = write_files(tmp_path, ["keel:iris", "keel:wine", "keel:heart"])
+    out = tmp_path / "ablation"
+    command = [
+        sys.executable, "-m", "automl_core.cli", "ablate", str(recipe), "--suite", str(suite),
+        "--seeds", "2", "--out", str(out), "--vary", "search.strategy=random,smbo",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(list(out.glob(f"cells/*/*/*/{CELL_FILE}"))) < 3:
+        assert process.poll() is None, "the ablation ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    finished = {
+        path.parent: (path.stat().st_mtime_ns, path.read_text())
+        for path in out.glob(f"cells/*/*/*/{CELL_FILE}")
+    }
+    assert 3 <= len(finished) < 12
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert f"({len(finished)} done before, 0 failed)" in result.stdout
+    for folder, (mtime, text) in finished.items():
+        assert (folder / CELL_FILE).stat().st_mtime_ns == mtime
+        assert (folder / CELL_FILE).read_text() == text
+    rows = read_rows(out / "results.csv")
+    assert len(rows) == 12 and {r["status"] for r in rows} == {"ok"}
+    for row in rows:  # no run lost or repeated a trial
+        assert row["n_trials"] == "4"
+
+
+def test_an_ablation_folder_of_another_recipe_is_refused(tmp_path: Path) -> None:
+    recipe, suite = write_files(tmp_path, ["keel:iris"])
+    out = tmp_path / "ablation"
+    argv = ["ablate", str(recipe), "--suite", str(suite), "--seeds", "1", "--out", str(out)]
+    assert main(argv) == 0
+    assert main([*argv, "--set", "budget.trials=5"]) == 2
+    assert len(read_rows(out / "results.csv")) == 1
+
+
+def test_a_misspelt_variant_fails_before_any_cell_runs(tmp_path: Path, capsys) -> None:
+    recipe, suite = write_files(tmp_path, ["keel:iris"])
+    out = tmp_path / "ablation"
+    argv = ["ablate", str(recipe), "--suite", str(suite), "--out", str(out)]
+    assert main([*argv, "--vary", "search.strategy=random,smbbo"]) == 2
+    error = capsys.readouterr().err
+    assert "search.strategy=smbbo" in error and "smbo" in error
+    assert not out.exists()
+
+
+# --- peers and failures -------------------------------------------------------------------------
+
+
+class MajoritySystem(System):
+    """A peer that predicts the training class frequencies, and records what it was given."""
+
+    seen: ClassVar[list[dict]] = []
+
+    def fit(self, X, y, *, task, metric, time_budget, seed, n_jobs, workdir) -> SystemResult:
+        MajoritySystem.seen.append(
+            {"rows": len(X), "labels": sorted(set(y.tolist())), "metric": metric.name,
+             "time_budget": time_budget, "seed": seed, "n_jobs": n_jobs}
+        )  # fmt: skip
+        frequencies = np.bincount(y, minlength=int(y.max()) + 1) / len(y)
+
+        class Model:
+            def predict_proba(self, X):
+                return np.tile(frequencies, (len(X), 1))
+
+        return SystemResult(Model(), validation_loss=0.5, curve=[(0.1, 0.7), (0.2, 0.5)])
+
+
+class FailingSystem(System):
+    def fit(self, X, y, **kwargs) -> SystemResult:
+        raise RuntimeError("the peer broke")
+
+
+class PeersPlugin:
+    @hookimpl
+    def register_systems(self, register) -> None:
+        register("majority", MajoritySystem)
+        register("failing", FailingSystem)
+
+
+def test_a_peer_gets_the_runs_training_rows_and_is_scored_by_the_core(tmp_path: Path) -> None:
+    MajoritySystem.seen.clear()
+    plugins = load_plugins(extra=[PeersPlugin()])
+    task = SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3})
+    summary = ablate(
+        RECIPE, tmp_path, varied=[], peers=["majority", "failing"], tasks=[task], seeds=[0],
+        plugins=plugins,
+    )  # fmt: skip
+    assert (summary.cells, summary.failed) == (3, 1)
+    rows = {r["variant"]: r for r in read_rows(tmp_path / "results.csv")}
+    run_meta = json.loads((tmp_path / rows["recipe"]["run_dir"] / "summary.json").read_text())
+    assert run_meta["n_trials"] == 4
+    seen = MajoritySystem.seen[0]
+    with RunHistory(tmp_path / rows["recipe"]["run_dir"] / "history.sqlite") as history:
+        assert seen["rows"] == history.get_meta("dataset")["train_rows"] < load_keel("wine").n_rows
+    assert seen["labels"] == [0, 1, 2]
+    assert (seen["metric"], seen["time_budget"], seen["seed"]) == ("balanced_accuracy", 30, 0)
+    # predicting class frequencies gives every row the majority class: balanced accuracy 1/3
+    assert float(rows["majority"]["test_loss"]) == pytest.approx(2 / 3)
+    assert rows["majority"]["n_trials"] == "2"
+    assert [r["loss"] for r in read_rows(tmp_path / rows["majority"]["curve"])] == ["0.7", "0.5"]
+    assert rows["failing"]["status"] == "error"
+    assert "RuntimeError: the peer broke" in rows["failing"]["error"]
+    assert "the peer broke" in (tmp_path / rows["failing"]["run_dir"] / "error.txt").read_text()
+    # a failed cell is tried again by the next run of the ablation; the others are not
+    again = ablate(
+        RECIPE, tmp_path, varied=[], peers=["majority", "failing"], tasks=[task], seeds=[0],
+        plugins=plugins,
+    )  # fmt: skip
+    assert (again.skipped, again.failed) == (2, 1)
+    assert len(MajoritySystem.seen) == 1
+
+
+def test_a_peer_on_a_table_lookup_task_is_refused_before_running(tmp_path: Path) -> None:
+    plugins = load_plugins(extra=[PeersPlugin()])
+    task = SuiteTask("pmf:1", {"benchmark": "pmf", "dataset": "1"})
+    with pytest.raises(AutoMLError, match="not on table-lookup"):
+        ablate(RECIPE, tmp_path, varied=[], peers=["majority"], tasks=[task], seeds=[0],
+               plugins=plugins)  # fmt: skip
+
+
+def test_a_cell_stopped_by_its_executor_is_recorded_as_failed(tmp_path: Path) -> None:
+    cell = Cell(Variant("recipe"), SuiteTask("keel:iris", {}), 0)
+    future: Future[Result] = Future()
+    future.set_result(Result.failure(Status.TIMEOUT, "trial 0 exceeded its time limit of 9s"))
+    row = _row_of(future, cell, tmp_path)
+    assert row["status"] == "error" and "exceeded its time limit" in row["error"]
+    stored = json.loads((tmp_path / cell.folder / CELL_FILE).read_text())
+    assert stored == row
