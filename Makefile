@@ -7,6 +7,10 @@ BIN := $(VENV)/bin
 PLUGINS := $(sort $(wildcard plugins/*))
 # The peers our strategies are compared with (SMAC3, Optuna), installed for tests and benchmarks.
 CONTRIB := $(sort $(wildcard contrib/automl-*))
+# TPOT (for contrib/automl-tpot) declares xgboost>=3, and the `xgboost` wheel pulls ~350 MB of
+# CUDA (nvidia-nccl-cu12): it is installed without its dependencies, which automl-tpot
+# declares instead, xgboost as xgboost-cpu (the same module). See contrib/automl-tpot/README.md.
+TPOT := tpot==1.1.0
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint clean
@@ -15,6 +19,7 @@ $(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml con
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,report]" $(foreach p,$(PLUGINS) $(CONTRIB),-e $(p))
+	$(BIN)/python -m pip install -q -c constraints.txt --no-deps "$(TPOT)"
 	touch $@
 
 install: $(STAMP)

@@ -1,0 +1,28 @@
+"""The plugin module named by the entry point: it only registers the ``tpot`` system. TPOT
+itself is imported when the system is built, not when plugins load (it takes seconds)."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from automl_core import hookimpl
+from automl_core.errors import PluginError
+from automl_tpot.system import TPOTSystem
+
+
+@hookimpl
+def register_systems(register: Any) -> None:
+    if importlib.util.find_spec("tpot") is None:
+        # Not a dependency of this distribution (see its README): without it the plugin is
+        # reported as broken, with the way to install it.
+        raise PluginError(
+            "automl-tpot needs TPOT, installed without its dependencies so that xgboost stays "
+            "the CPU build: pip install --no-deps 'tpot==1.1.0'"
+        )
+    register(
+        "tpot",
+        TPOTSystem,
+        description="TPOT 1.x (genetic programming over scikit-learn pipelines) optimising "
+        "the run's metric; a whole-system peer",
+    )
