@@ -43,7 +43,7 @@ from automl_core.errors import AutoMLError, RecipeError
 from automl_core.history import RunHistory
 from automl_core.metrics import get_metric
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.recipe import apply_overrides, check_names, parse_recipe
+from automl_core.recipe import Recipe, apply_overrides, check_names, parse_recipe
 from automl_core.runner import (
     HISTORY_FILE,
     SUMMARY_FILE,
@@ -296,7 +296,7 @@ def _run_peer(
         metric=metric,
         time_budget=recipe.budget.wall_time,
         seed=recipe.seed,
-        n_jobs=int(recipe.executor.params.get("workers", 1)),
+        n_jobs=_cores(recipe, plugins),
         workdir=folder,
     )
     seconds = time.monotonic() - started
@@ -328,6 +328,16 @@ def _run_peer(
         "run_dir": cell.folder,
         "error": "",
     }
+
+
+def _cores(recipe: Recipe, plugins: Plugins) -> int:
+    """The cores a run of the recipe uses: its executor's ``workers``, as the recipe sets it or
+    by the executor's default (1 for executors without workers, such as ``sequential``)."""
+    ref = recipe.executor
+    workers = ref.params.get(
+        "workers", plugins.get("executor", ref.name).parameters().get("workers")
+    )
+    return int(workers or 1)
 
 
 def _encoded(y: np.ndarray, classes: np.ndarray | None) -> np.ndarray:

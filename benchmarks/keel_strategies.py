@@ -123,7 +123,13 @@ def print_tables(rows: list[dict]) -> None:
     means = np.nanmean(scores, axis=2)  # variants x datasets
     ranks = rankdata(-means, axis=0)
     seconds = {s: np.mean([r["seconds"] for r in rows if r["strategy"] == s]) for s, _ in variants}
-    print(f"\n{len(datasets)} datasets x {len(seeds)} seeds; test {METRIC} (higher is better)\n")
+    per_dataset = [len({r["seed"] for r in rows if r["dataset"] == d}) for d in datasets]
+    counts = (
+        f"{min(per_dataset)}"
+        if min(per_dataset) == max(per_dataset)
+        else (f"{min(per_dataset)} to {max(per_dataset)}")
+    )
+    print(f"\n{len(datasets)} datasets x {counts} seeds; test {METRIC} (higher is better)\n")
     print("| variant | mean test score | mean rank | search s per run |")
     print("|---|---|---|---|")
     for v, name in enumerate(names):

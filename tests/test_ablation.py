@@ -366,6 +366,7 @@ def test_a_peer_gets_the_runs_training_rows_and_is_scored_by_the_core(tmp_path: 
         assert seen["rows"] == history.get_meta("dataset")["train_rows"] < load_keel("wine").n_rows
     assert seen["labels"] == [0, 1, 2]
     assert (seen["metric"], seen["time_budget"], seen["seed"]) == ("balanced_accuracy", 30, 0)
+    assert seen["n_jobs"] == 1  # the recipe's sequential executor runs one trial at a time
     # predicting class frequencies gives every row the majority class: balanced accuracy 1/3
     assert float(rows["majority"]["test_loss"]) == pytest.approx(2 / 3)
     assert rows["majority"]["n_trials"] == "2"

@@ -24,8 +24,9 @@ from automl_core.metrics import Metric, get_metric
 from automl_core.plugins import load_plugins
 from automl_flaml.system import TABULAR_LEARNERS, FLAMLModel, FLAMLSystem, read_curve
 
-#: Wall-clock allowance on top of the budget: a loaded 2-core CI machine.
-SLACK = 3.0
+#: Wall-clock allowance on top of the budget on a loaded 2-core CI machine: the 5 s the
+#: estimators promise (docs/estimator.md).
+SLACK = 5.0
 
 
 @pytest.fixture(scope="module")
