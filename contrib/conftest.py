@@ -1,6 +1,8 @@
-"""What the peers' tests (``automl-smac3``, ``automl-optuna``) share: the real oboe benchmark
-and a cheap version of auto-sklearn's space, both searched through the real run loop. Each
-package's own ``conftest.py`` names its plugin module in the ``peer_plugin`` fixture."""
+"""What the peers' tests share. The strategies (``automl-smac3``, ``automl-optuna``): the real
+oboe benchmark and a cheap version of auto-sklearn's space, both searched through the real run
+loop; each package's own ``conftest.py`` names its plugin module in the ``peer_plugin``
+fixture. The whole systems (``automl-flaml``, ``automl-tpot``): small real datasets with the
+categorical columns and missing values an ablation hands them."""
 
 from __future__ import annotations
 
@@ -8,7 +10,11 @@ import importlib
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
+from sklearn.datasets import load_diabetes, load_wine
+from sklearn.model_selection import train_test_split
 
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.space import PipelineSpace
@@ -44,3 +50,31 @@ def cheap_include() -> dict[str, list[str]]:
 def cheap_space(plugins: Plugins, cheap_include: dict[str, list[str]]) -> PipelineSpace:
     """auto-sklearn's classification space with only the cheap classifiers."""
     return plugins.create("space", "autosklearn-classification", {"include": cheap_include})
+
+
+def with_categories_and_gaps(X: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """``X`` with a categorical column, an object column with None, and 10 % NaN in the first
+    numeric column: what an ablation's ``fit`` is handed."""
+    rng = np.random.default_rng(seed)
+    X = X.copy()
+    X["colour"] = pd.Categorical(rng.choice(["red", "green", "blue"], len(X)))
+    X["origin"] = pd.Series(rng.choice(["north", "south", None], len(X)), dtype=object)
+    X.loc[rng.random(len(X)) < 0.1, X.columns[0]] = np.nan
+    return X
+
+
+@pytest.fixture(scope="session")
+def wine() -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray, np.ndarray]:
+    """Wine (178 rows, 3 classes) with categorical columns and NaNs: X_train, X_test,
+    y_train, y_test, stratified, seeded."""
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    X = with_categories_and_gaps(X)
+    return tuple(train_test_split(X, y.to_numpy(), test_size=0.3, stratify=y, random_state=0))
+
+
+@pytest.fixture(scope="session")
+def diabetes() -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray, np.ndarray]:
+    """Diabetes (442 rows, a float target) with categorical columns and NaNs."""
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    X = with_categories_and_gaps(X)
+    return tuple(train_test_split(X, y.to_numpy(), test_size=0.3, random_state=0))
