@@ -243,10 +243,25 @@ def run_cell(base: dict[str, Any], cell: Cell, out_dir: Path, plugins: Plugins) 
         return _run_peer(raw, cell, folder, out_dir, plugins)
     summary = _finished_summary(folder)
     if summary is None:
-        resume = (folder / HISTORY_FILE).exists()
+        resume = _resumable(folder)
         summary = run(parse_recipe(raw), folder, plugins=plugins, resume=resume)
     write_curve(folder / CURVE_FILE, _history_curve(folder / HISTORY_FILE))
     return _run_row(cell, summary, out_dir)
+
+
+def _resumable(folder: Path) -> bool:
+    """Whether the folder holds an interrupted run to resume. A run killed before it stored
+    its recipe left a history with nothing to resume (and that the runner would refuse as
+    another search): it is removed, and the cell starts afresh."""
+    path = folder / HISTORY_FILE
+    if not path.exists():
+        return False
+    with RunHistory(path) as history:
+        started = history.get_meta("recipe") is not None
+    if not started:
+        for leftover in folder.glob(f"{HISTORY_FILE}*"):
+            leftover.unlink()
+    return started
 
 
 def _run_row(cell: Cell, summary: RunSummary, out_dir: Path) -> dict[str, Any]:
@@ -392,8 +407,12 @@ def write_curve(path: Path, curve: Sequence[tuple[float, float]]) -> None:
 
 
 def write_json(path: Path, value: Any) -> None:
+    """Written through a temporary file, so that a killed ablation never leaves half a
+    cell.json that a re-run would have to tell from a finished one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2, default=str))
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(value, indent=2, default=str))
+    partial.replace(path)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -399,3 +399,16 @@ def test_a_cell_stopped_by_its_executor_is_recorded_as_failed(tmp_path: Path) ->
     assert row["status"] == "error" and "exceeded its time limit" in row["error"]
     stored = json.loads((tmp_path / cell.folder / CELL_FILE).read_text())
     assert stored == row
+
+
+def test_a_run_killed_before_it_stored_its_recipe_starts_afresh(tmp_path: Path) -> None:
+    """Killed between opening its history and writing the run's metadata, a run leaves a
+    history that cannot be resumed: the next ablation runs that cell again from scratch."""
+    task = SuiteTask("keel:iris", {"dataset": "keel:iris", "test_size": 0.3})
+    cell = Cell(Variant("recipe"), task, 0)
+    folder = tmp_path / cell.folder
+    folder.mkdir(parents=True)
+    RunHistory(folder / "history.sqlite").close()  # the schema, no metadata, no trials
+    summary = ablate(RECIPE, tmp_path, varied=[], tasks=[task], seeds=[0])
+    assert (summary.cells, summary.failed) == (1, 0)
+    assert read_rows(tmp_path / "results.csv")[0]["n_trials"] == "4"
