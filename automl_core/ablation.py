@@ -24,6 +24,7 @@ Layout of the output folder::
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 import math
@@ -40,16 +41,19 @@ import yaml
 
 from automl_core.contracts import Evaluator, Executor, System, SystemResult
 from automl_core.errors import AutoMLError, RecipeError
+from automl_core.evaluator import predict_scores
 from automl_core.history import RunHistory
 from automl_core.metrics import get_metric
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import Recipe, apply_overrides, check_names, parse_recipe
 from automl_core.runner import (
     HISTORY_FILE,
-    SUMMARY_FILE,
+    RECIPE_FILE,
     RunSummary,
+    finished_summary,
     load_task_data,
     run,
+    safe_folder_name,
 )
 from automl_core.suites import SuiteTask
 from automl_core.trial import Result, Status, Trial
@@ -89,11 +93,12 @@ CELL_GRACE_S = 120.0
 @dataclass(frozen=True)
 class Variant:
     """One column of the comparison: recipe overrides (``(key, value text)`` pairs), or a
-    whole-system ``peer`` run on the recipe's task and budget."""
+    whole-system ``peer`` run on the recipe's task and budget, built with ``peer_params``."""
 
     label: str
     overrides: tuple[tuple[str, str], ...] = ()
     peer: str | None = None
+    peer_params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -136,9 +141,22 @@ def make_variants(varied: Sequence[tuple[str, list[str]]], peers: Sequence[str])
         )
         for values in itertools.product(*(options for _, options in varied))
     ]
-    if len(set(peers)) != len(peers):
-        raise AutoMLError(f"--peer lists a system twice: {list(peers)}")
-    return variants + [Variant(peer, peer=peer) for peer in peers]
+    peer_variants = [parse_peer(peer) for peer in peers]
+    labels = [variant.label for variant in peer_variants]
+    if len(set(labels)) != len(labels):
+        raise AutoMLError(f"--peer lists a system twice: {labels}")
+    return variants + peer_variants
+
+
+def parse_peer(value: str) -> Variant:
+    """``"flaml"`` or ``"tpot {cv: 3, population_size: 20}"`` (a name, then its parameters as
+    a YAML mapping) -> the peer's variant, labelled ``tpot(cv=3, population_size=20)``."""
+    name, _, text = value.strip().partition(" ")
+    params = yaml.safe_load(text) if text.strip() else {}
+    if not name or not isinstance(params, dict):
+        raise RecipeError("--peer", value, "SYSTEM or 'SYSTEM {param: value, ...}'")
+    label = f"{name}({', '.join(f'{k}={v}' for k, v in params.items())})" if params else name
+    return Variant(label, peer=name, peer_params=params)
 
 
 def plan_cells(
@@ -179,8 +197,8 @@ def check_cells(base: dict[str, Any], cells: Sequence[Cell], plugins: Plugins) -
             if cell.variant.peer is None:
                 check_names(recipe, plugins)
                 continue
-            plugins.get("system", cell.variant.peer)
-        except AutoMLError as error:
+            plugins.create("system", cell.variant.peer, cell.variant.peer_params)
+        except (AutoMLError, ValueError) as error:  # ValueError: a system's bad parameter
             raise AutoMLError(f"{where}: {error}") from None
         if cell.task.is_benchmark:
             raise AutoMLError(f"{where}: a peer runs on datasets, not on table-lookup benchmarks")
@@ -241,7 +259,7 @@ def run_cell(base: dict[str, Any], cell: Cell, out_dir: Path, plugins: Plugins) 
     raw = cell_recipe(base, cell)
     if cell.variant.peer is not None:
         return _run_peer(raw, cell, folder, out_dir, plugins)
-    summary = _finished_summary(folder)
+    summary = finished_summary(folder)
     if summary is None:
         resume = _resumable(folder)
         summary = run(parse_recipe(raw), folder, plugins=plugins, resume=resume)
@@ -267,9 +285,8 @@ def _resumable(folder: Path) -> bool:
 def _run_row(cell: Cell, summary: RunSummary, out_dir: Path) -> dict[str, Any]:
     test_score = test_loss = None
     if summary.test_scores and summary.metric in summary.test_scores:
-        metric = get_metric(summary.metric)
         test_score = summary.test_scores[summary.metric]
-        test_loss = metric.optimum - test_score if metric.greater_is_better else test_score
+        test_loss = get_metric(summary.metric).loss_of_score(test_score)
     regret = (summary.benchmark or {}).get("normalised_regret")
     failed = summary.best_loss is None
     return {
@@ -299,9 +316,9 @@ def _run_peer(
     if test is None:
         raise AutoMLError(f"task {cell.task.label!r} has no test rows (set test_size)")
     classes = np.unique(np.asarray(dataset.y)) if dataset.task == "classification" else None
-    system: System = plugins.create("system", cell.variant.peer)
+    system: System = plugins.create("system", cell.variant.peer, cell.variant.peer_params)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "recipe.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    (folder / RECIPE_FILE).write_text(yaml.safe_dump(raw, sort_keys=False))
     assert recipe.budget.wall_time is not None
     started = time.monotonic()
     result: SystemResult = system.fit(
@@ -316,25 +333,23 @@ def _run_peer(
     )
     seconds = time.monotonic() - started
     y_test = _encoded(test.y, classes)
-    if classes is not None:
-        predictions = np.asarray(result.model.predict_proba(test.X), dtype=float)
-        if predictions.shape != (len(y_test), len(classes)):
-            raise AutoMLError(
-                f"peer {cell.variant.peer!r} predicted probabilities of shape "
-                f"{predictions.shape}, expected {(len(y_test), len(classes))}"
-            )
+    if classes is not None:  # the model's classes_ placed among all the dataset's classes
+        predictions = predict_scores(result.model, test.X, len(classes))
     else:
         predictions = np.asarray(result.model.predict(test.X), dtype=float)
     test_loss = metric.loss(y_test, predictions)
     write_curve(folder / CURVE_FILE, result.curve)
-    write_json(folder / "peer.json", {"info": result.info, "seconds": seconds})
+    write_json(
+        folder / "peer.json",
+        {"params": cell.variant.peer_params, "info": result.info, "seconds": seconds},
+    )
     return {
         **_keys(cell),
         "status": "ok",
         "metric": metric.name,
         "validation_loss": result.validation_loss,
         "test_loss": test_loss,
-        "test_score": metric.optimum - test_loss if metric.greater_is_better else test_loss,
+        "test_score": metric.score_of_loss(test_loss),
         "normalised_regret": None,
         "n_trials": len(result.curve),
         "seconds": seconds,
@@ -380,21 +395,14 @@ def _keys(cell: Cell) -> dict[str, Any]:
     }
 
 
-def _finished_summary(folder: Path) -> RunSummary | None:
-    path = folder / SUMMARY_FILE
-    if not path.is_file():
-        return None
-    return RunSummary(**json.loads(path.read_text()))
-
-
 def _history_curve(path: Path) -> list[tuple[float, float]]:
     """``(seconds since the run began, loss)`` of every finished trial, in finishing order."""
     with RunHistory(path) as history:
-        began = history.get_meta("started_at")
-        finished = [t for t in history.trials(finished_only=True) if t.finished_at is not None]
-    finished.sort(key=lambda stored: stored.finished_at or 0.0)
-    origin = began if began is not None else (finished[0].started_at if finished else 0.0)
-    return [(float(t.finished_at or 0.0) - origin, float(t.loss)) for t in finished]
+        began = float(history.get_meta("started_at"))  # written before the first trial
+        finished = history.trials(finished_only=True)
+    times = [float(stored.finished_at or began) for stored in finished]
+    order = np.argsort(times, kind="stable")
+    return [(times[i] - began, float(finished[i].loss)) for i in order]
 
 
 def write_curve(path: Path, curve: Sequence[tuple[float, float]]) -> None:
@@ -407,11 +415,15 @@ def write_curve(path: Path, curve: Sequence[tuple[float, float]]) -> None:
 
 
 def write_json(path: Path, value: Any) -> None:
+    _write_whole(path, json.dumps(value, indent=2, default=str))
+
+
+def _write_whole(path: Path, text: str) -> None:
     """Written through a temporary file, so that a killed ablation never leaves half a
-    cell.json that a re-run would have to tell from a finished one."""
+    cell.json (or results.csv) that a re-run or a reader would have to tell from a whole one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(value, indent=2, default=str))
+    partial.write_text(text)
     partial.replace(path)
 
 
@@ -556,26 +568,24 @@ def _row_of(future: Future[Result], cell: Cell, out_dir: Path) -> dict[str, Any]
     except Exception as error:
         row = failed_row(cell, f"{type(error).__name__}: {error}")
     else:
-        stored = result.info.get("row")
-        row = stored if stored else failed_row(cell, f"{result.status.value}: {result.error}")
-    if row["status"] != "ok":
-        write_json(out_dir / cell.folder / CELL_FILE, row)
+        if result.info.get("row"):  # the cell wrote it itself
+            return dict(result.info["row"])
+        row = failed_row(cell, f"{result.status.value}: {result.error}")
+    write_json(out_dir / cell.folder / CELL_FILE, row)
     return row
 
 
 def write_results(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
-    """results.csv: one row per known cell (written whole each time, via a temporary file,
-    so a reader never sees half of it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".csv.partial")
-    with partial.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns})
-    partial.replace(path)
+    """results.csv: one row per known cell, written whole each time."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(columns), extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns})
+    _write_whole(path, text.getvalue())
 
 
-def _slug(text: str) -> str:
-    cleaned = text.replace("=", "-").replace(" ", "_").replace(":", "-")
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in cleaned) or "_"
+def _slug(label: str) -> str:
+    """A folder name for a variant or task label: ``search.strategy=mcts`` ->
+    ``search.strategy-mcts``, ``keel:german`` -> ``keel-german``."""
+    return safe_folder_name(label.replace("=", "-").replace(" ", "_").replace(":", "-"))

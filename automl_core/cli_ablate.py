@@ -37,7 +37,8 @@ def add_ablate_commands(commands: Any) -> None:
         action="append",
         default=[],
         metavar="SYSTEM",
-        help="a whole-system baseline (automl plugins --kind system), e.g. flaml (repeatable)",
+        help="a whole-system baseline (automl plugins --kind system), e.g. flaml, or with "
+        "parameters: 'tpot {cv: 3, population_size: 20}' (repeatable)",
     )
     ablate_cmd.add_argument(
         "--suite", required=True, help="a suite name (automl plugins --kind suite) or YAML file"

@@ -29,12 +29,28 @@ class Metric:
 
     def loss(self, y_true: np.ndarray, y_pred: np.ndarray) -> float:
         """The loss (lower is better) of predictions: probabilities or values."""
-        value = float(self.score(y_true, y_pred))
-        return self.optimum - value if self.greater_is_better else value
+        return self.loss_of_score(float(self.score(y_true, y_pred)))
+
+    def loss_of_score(self, score: float) -> float:
+        """The loss a value of the metric stands for (``optimum - score`` when greater is
+        better, the score itself for error metrics)."""
+        return self.optimum - score if self.greater_is_better else score
+
+    def score_of_loss(self, loss: float) -> float:
+        """The value of the metric a loss stands for: the inverse of :meth:`loss_of_score`."""
+        return self.optimum - loss if self.greater_is_better else loss
 
 
 def _labels(proba: np.ndarray) -> np.ndarray:
     return np.argmax(proba, axis=1)
+
+
+def _accuracy(y: np.ndarray, proba: np.ndarray) -> float:
+    return float(skm.accuracy_score(y, _labels(proba)))
+
+
+def _balanced_accuracy(y: np.ndarray, proba: np.ndarray) -> float:
+    return float(skm.balanced_accuracy_score(y, _labels(proba)))
 
 
 def _roc_auc(y: np.ndarray, proba: np.ndarray) -> float:
@@ -55,16 +71,12 @@ def _rmse(y: np.ndarray, pred: np.ndarray) -> float:
     return float(np.sqrt(skm.mean_squared_error(y, pred)))
 
 
-#: Classification metrics take integer labels 0..k-1 and an (n, k) probability matrix.
+#: Classification metrics take integer labels 0..k-1 and an (n, k) probability matrix. Every
+#: score is a module-level function, so that a metric pickles (a worker process, a peer
+#: system's saved model).
 CLASSIFICATION = {
-    "accuracy": Metric(
-        "accuracy", "classification", lambda y, p: skm.accuracy_score(y, _labels(p))
-    ),
-    "balanced_accuracy": Metric(
-        "balanced_accuracy",
-        "classification",
-        lambda y, p: skm.balanced_accuracy_score(y, _labels(p)),
-    ),
+    "accuracy": Metric("accuracy", "classification", _accuracy),
+    "balanced_accuracy": Metric("balanced_accuracy", "classification", _balanced_accuracy),
     "roc_auc": Metric("roc_auc", "classification", _roc_auc),
     "log_loss": Metric("log_loss", "classification", _log_loss, False, 0.0),
     "f1_macro": Metric("f1_macro", "classification", _f1_macro),

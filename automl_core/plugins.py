@@ -357,7 +357,7 @@ def _register_document_callback(
         if isinstance(document, (str, Path)):
             from automl_core.recipe import read_recipe_file  # recipe.py imports this module
 
-            document = read_recipe_file(document)
+            document = read_recipe_file(document, kind)
         if not isinstance(document, Mapping):
             raise PluginError(
                 f"{origin}: {kind} {name!r} must be a mapping or the path of a YAML file, "

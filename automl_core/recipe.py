@@ -116,11 +116,12 @@ class Recipe:
 # ---------------------------------------------------------------------------------------------
 
 
-def read_recipe_file(path: str | Path) -> dict[str, Any]:
-    """The YAML mapping in ``path`` (safe loading only)."""
+def read_recipe_file(path: str | Path, what: str = "recipe") -> dict[str, Any]:
+    """The YAML mapping in ``path`` (safe loading only); ``what`` the file holds (a recipe, a
+    suite) is named in the errors."""
     path = Path(path)
     if not path.is_file():
-        raise RecipeError(str(path), str(path), "an existing recipe file", "File not found")
+        raise RecipeError(str(path), str(path), f"an existing {what} file", "File not found")
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
@@ -130,7 +131,8 @@ def read_recipe_file(path: str | Path) -> dict[str, Any]:
             "", str(path), "valid YAML", f"YAML error{where}: {getattr(error, 'problem', error)}"
         ) from error
     if not isinstance(data, dict):
-        raise RecipeError("", data, "a mapping of recipe keys (name, task, space, search...)")
+        keys = "name, task, space, search..." if what == "recipe" else "tasks, defaults..."
+        raise RecipeError(str(path), data, f"a mapping of {what} keys ({keys})")
     return data
 
 

@@ -1077,8 +1077,8 @@ def run_suite(
     run_dir = Path(run_dir)
     runs: dict[str, RunSummary] = {}
     for dataset in datasets:
-        folder = run_dir / _safe_folder_name(dataset)
-        previous = _finished_summary(folder)
+        folder = run_dir / safe_folder_name(dataset)
+        previous = finished_summary(folder)
         if previous is not None:
             runs[dataset] = previous
             continue
@@ -1114,11 +1114,13 @@ def run_suite(
     return summary
 
 
-def _safe_folder_name(dataset: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset) or "_"
+def safe_folder_name(name: str) -> str:
+    """``name`` with every character but letters, digits, ``-``, ``_`` and ``.`` as ``_``."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "_"
 
 
-def _finished_summary(folder: Path) -> RunSummary | None:
+def finished_summary(folder: Path) -> RunSummary | None:
+    """The summary a finished run left in ``folder``; None when it did not finish."""
     path = folder / SUMMARY_FILE
     if not path.is_file():
         return None

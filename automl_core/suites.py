@@ -59,7 +59,7 @@ def read_suite(reference: str, plugins: Plugins) -> Suite:
     """The suite in the YAML file ``reference``, else the registered suite of that name."""
     path = Path(reference)
     if path.is_file():
-        return parse_suite(path.stem, read_recipe_file(path), where=str(path))
+        return parse_suite(path.stem, read_recipe_file(path, "suite"), where=str(path))
     if path.suffix in (".yaml", ".yml"):
         raise AutoMLError(f"suite file {reference!r} not found (looked from {Path.cwd()})")
     try:

@@ -319,20 +319,31 @@ def test_a_misspelt_variant_fails_before_any_cell_runs(tmp_path: Path, capsys) -
 
 
 class MajoritySystem(System):
-    """A peer that predicts the training class frequencies, and records what it was given."""
+    """A peer that predicts the training class frequencies, and records what it was given.
+    ``dropped`` leaves the rows of that class out of its training, so that its model lacks
+    the class, as a system's model may."""
 
     seen: ClassVar[list[dict]] = []
+
+    def __init__(self, dropped: int | None = None) -> None:
+        if dropped is not None and dropped < 0:
+            raise ValueError(f"majority: dropped must be a class label, got {dropped}")
+        self.dropped = dropped
 
     def fit(self, X, y, *, task, metric, time_budget, seed, n_jobs, workdir) -> SystemResult:
         MajoritySystem.seen.append(
             {"rows": len(X), "labels": sorted(set(y.tolist())), "metric": metric.name,
-             "time_budget": time_budget, "seed": seed, "n_jobs": n_jobs}
+             "time_budget": time_budget, "seed": seed, "n_jobs": n_jobs,
+             "dropped": self.dropped}
         )  # fmt: skip
-        frequencies = np.bincount(y, minlength=int(y.max()) + 1) / len(y)
+        y = y[y != self.dropped]
+        classes, counts = np.unique(y, return_counts=True)
 
-        class Model:
+        class Model:  # scikit-learn's convention: classes_ and a column per class
+            classes_ = classes
+
             def predict_proba(self, X):
-                return np.tile(frequencies, (len(X), 1))
+                return np.tile(counts / counts.sum(), (len(X), 1))
 
         return SystemResult(Model(), validation_loss=0.5, curve=[(0.1, 0.7), (0.2, 0.5)])
 
@@ -412,3 +423,67 @@ def test_a_run_killed_before_it_stored_its_recipe_starts_afresh(tmp_path: Path) 
     summary = ablate(RECIPE, tmp_path, varied=[], tasks=[task], seeds=[0])
     assert (summary.cells, summary.failed) == (1, 0)
     assert read_rows(tmp_path / "results.csv")[0]["n_trials"] == "4"
+
+
+def test_cells_run_in_worker_processes_and_a_cell_past_its_time_is_stopped(
+    tmp_path: Path,
+) -> None:
+    """``--jobs 2``: the cells go to the processes executor (the evaluator pickled to its
+    workers, the plugins loaded there); ``cell_time`` stops a cell that runs too long, its
+    row says so, and the next run of the ablation runs it again."""
+    tasks = [SuiteTask(t, {"dataset": t, "test_size": 0.3}) for t in ("keel:iris", "keel:wine")]
+    slow = {**RECIPE, "budget": {"trials": 150, "wall_time": 60}}
+    stopped = ablate(slow, tmp_path, varied=[], tasks=tasks, seeds=[0], jobs=2, cell_time=2)
+    assert (stopped.cells, stopped.failed) == (2, 2)
+    for row in read_rows(tmp_path / "results.csv"):
+        assert row["status"] == "error" and "exceeded its time limit of 2s" in row["error"]
+    again = ablate(slow, tmp_path, varied=[], tasks=tasks, seeds=[0], jobs=2, cell_time=600)
+    assert (again.skipped, again.failed) == (0, 0)
+    rows = read_rows(tmp_path / "results.csv")
+    assert [r["task"] for r in rows] == ["keel:iris", "keel:wine"]
+    assert {r["status"] for r in rows} == {"ok"}
+    assert {r["n_trials"] for r in rows} == {"150"}
+
+
+def test_a_suite_file_that_is_not_a_mapping_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "list.yaml"
+    path.write_text("- keel:iris\n")
+    with pytest.raises(RecipeError, match="expected a mapping of suite keys"):
+        read_suite(str(path), load_plugins())
+
+
+def test_a_peers_parameters_reach_it_and_its_classes_are_placed_by_the_core(
+    tmp_path: Path,
+) -> None:
+    """``--peer 'majority {dropped: 0}'``: the parameters build the system, the label says
+    them, and a model that never saw class 0 is scored with a zero column for it."""
+    MajoritySystem.seen.clear()
+    plugins = load_plugins(extra=[PeersPlugin()])
+    task = SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3})
+    summary = ablate(
+        RECIPE, tmp_path, varied=[], peers=["majority {dropped: 0}"], tasks=[task], seeds=[0],
+        plugins=plugins,
+    )  # fmt: skip
+    assert (summary.cells, summary.failed) == (2, 0)
+    row = {r["variant"]: r for r in read_rows(tmp_path / "results.csv")}["majority(dropped=0)"]
+    assert MajoritySystem.seen[0]["dropped"] == 0
+    peer = json.loads((tmp_path / row["run_dir"] / "peer.json").read_text())
+    assert peer["params"] == {"dropped": 0}
+    # wine's class 1 is the largest: predicted for every row, balanced accuracy 1/3 again
+    assert float(row["test_loss"]) == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize(
+    ("peer", "message"),
+    [("majority {colour: 1}", "colour"), ("majority {dropped: -1}", "dropped must be"),
+     ("majority [1]", "--peer")],
+)  # fmt: skip
+def test_a_peer_with_a_bad_parameter_fails_before_any_cell_runs(
+    tmp_path: Path, peer: str, message: str
+) -> None:
+    plugins = load_plugins(extra=[PeersPlugin()])
+    task = SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3})
+    with pytest.raises(AutoMLError, match=message):
+        ablate(RECIPE, tmp_path, varied=[], peers=[peer], tasks=[task], seeds=[0],
+               plugins=plugins)  # fmt: skip
+    assert not (tmp_path / "results.csv").exists()

@@ -1,0 +1,33 @@
+"""The metrics' loss convention and their pickling."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from automl_core.metrics import METRICS, get_metric
+
+
+@pytest.mark.parametrize("name", sorted(METRICS))
+def test_every_metric_pickles_and_scores_the_same_after(name: str) -> None:
+    """Worker processes and a peer's saved model carry metrics: they must pickle."""
+    metric = get_metric(name)
+    restored = pickle.loads(pickle.dumps(metric))
+    rng = np.random.default_rng(0)
+    if metric.task == "classification":
+        y = np.array([0, 1, 2, 0, 1, 2])
+        predictions = rng.dirichlet(np.ones(3), size=6)
+    else:
+        y, predictions = rng.normal(size=6), rng.normal(size=6)
+    assert restored.loss(y, predictions) == metric.loss(y, predictions)
+
+
+@pytest.mark.parametrize(
+    ("name", "score", "loss"), [("balanced_accuracy", 0.8, 0.2), ("rmse", 3.0, 3.0)]
+)
+def test_a_score_and_its_loss_convert_both_ways(name: str, score: float, loss: float) -> None:
+    metric = get_metric(name)
+    assert metric.loss_of_score(score) == pytest.approx(loss)
+    assert metric.score_of_loss(loss) == pytest.approx(score)
