@@ -42,7 +42,7 @@ import yaml
 from automl_core.contracts import Evaluator, Executor, System, SystemResult
 from automl_core.errors import AutoMLError, RecipeError
 from automl_core.evaluator import predict_scores
-from automl_core.history import RunHistory
+from automl_core.history import RunHistory, rank_key
 from automl_core.metrics import get_metric
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import Recipe, apply_overrides, check_names, parse_recipe
@@ -396,10 +396,14 @@ def _keys(cell: Cell) -> dict[str, Any]:
 
 
 def _history_curve(path: Path) -> list[tuple[float, float]]:
-    """``(seconds since the run began, loss)`` of every finished trial, in finishing order."""
+    """``(seconds since the run began, loss)`` of every finished trial at the largest budget
+    the run used, in finishing order: losses at smaller budgets of a multi-fidelity search
+    are not comparable with them (the rule of :func:`automl_core.history.rank_key`)."""
     with RunHistory(path) as history:
         began = float(history.get_meta("started_at"))  # written before the first trial
         finished = history.trials(finished_only=True)
+    full = min((rank_key(stored)[0] for stored in finished), default=0.0)  # -largest budget
+    finished = [stored for stored in finished if rank_key(stored)[0] == full]
     times = [float(stored.finished_at or began) for stored in finished]
     order = np.argsort(times, kind="stable")
     return [(times[i] - began, float(finished[i].loss)) for i in order]

@@ -487,3 +487,23 @@ def test_a_peer_with_a_bad_parameter_fails_before_any_cell_runs(
         ablate(RECIPE, tmp_path, varied=[], peers=[peer], tasks=[task], seeds=[0],
                plugins=plugins)  # fmt: skip
     assert not (tmp_path / "results.csv").exists()
+
+
+def test_a_multi_fidelity_cells_curve_keeps_only_its_full_budget_trials(tmp_path: Path) -> None:
+    """Losses at a smaller budget are not comparable with full-budget ones (rank_key's rule):
+    the anytime curve of a successive-halving cell holds the full-budget trials alone."""
+    recipe = {
+        **RECIPE,
+        "search": {"strategy": "successive_halving", "fidelity": {"kind": "subsample"}},
+        "budget": {"trials": 13, "wall_time": 60},
+    }
+    task = SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3})
+    ablate(recipe, tmp_path, varied=[], tasks=[task], seeds=[0])
+    row = read_rows(tmp_path / "results.csv")[0]
+    with RunHistory(tmp_path / row["run_dir"] / "history.sqlite") as history:
+        trials = history.trials(finished_only=True)
+    budgets = [stored.trial.budget for stored in trials]
+    assert len(set(budgets)) > 1  # the search did use several budgets
+    full = [stored.loss for stored in trials if stored.trial.budget == max(budgets)]
+    curve = read_rows(tmp_path / row["curve"])
+    assert sorted(float(point["loss"]) for point in curve) == sorted(full)
