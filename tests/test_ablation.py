@@ -507,3 +507,23 @@ def test_a_multi_fidelity_cells_curve_keeps_only_its_full_budget_trials(tmp_path
     full = [stored.loss for stored in trials if stored.trial.budget == max(budgets)]
     curve = read_rows(tmp_path / row["curve"])
     assert sorted(float(point["loss"]) for point in curve) == sorted(full)
+
+
+def test_cells_run_on_a_dask_cluster(tmp_path: Path) -> None:
+    """``--cell-executor dask``: the cells are Dask tasks on real scheduler and worker
+    processes, their rows the same as in-process ones."""
+    pytest.importorskip("automl_executor_dask")
+    tasks = [SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3})]
+    varied = parse_vary(["search.strategy=random,smbo"])
+    on_dask = ablate(
+        RECIPE, tmp_path / "dask", varied=varied, tasks=tasks, seeds=[0], jobs=2,
+        cell_executor="dask",
+    )  # fmt: skip
+    here = ablate(RECIPE, tmp_path / "here", varied=varied, tasks=tasks, seeds=[0])
+    assert (on_dask.cells, on_dask.failed, here.failed) == (2, 0, 0)
+    columns = ("variant", "task", "seed", "status", "validation_loss", "test_loss", "n_trials")
+    rows = [
+        [{key: row[key] for key in columns} for row in read_rows(folder / "results.csv")]
+        for folder in (tmp_path / "dask", tmp_path / "here")
+    ]
+    assert rows[0] == rows[1]  # seeded runs: the same results wherever they ran
