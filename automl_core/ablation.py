@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from automl_core.compare import RESULTS_FILE, write_curve
 from automl_core.contracts import Evaluator, Executor, System, SystemResult
 from automl_core.errors import AutoMLError, RecipeError
 from automl_core.evaluator import predict_scores
@@ -59,7 +60,6 @@ from automl_core.suites import SuiteTask
 from automl_core.trial import Result, Status, Trial
 
 PLAN_FILE = "ablation.json"
-RESULTS_FILE = "results.csv"
 CELL_FILE = "cell.json"
 CURVE_FILE = "curve.csv"
 #: The columns of results.csv after ``variant`` and one column per varied recipe key.
@@ -407,15 +407,6 @@ def _history_curve(path: Path) -> list[tuple[float, float]]:
     times = [float(stored.finished_at or began) for stored in finished]
     order = np.argsort(times, kind="stable")
     return [(times[i] - began, float(finished[i].loss)) for i in order]
-
-
-def write_curve(path: Path, curve: Sequence[tuple[float, float]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["seconds", "trial", "loss"])
-        for index, (seconds, loss) in enumerate(curve):
-            writer.writerow([f"{seconds:.3f}", index, repr(float(loss))])
 
 
 def write_json(path: Path, value: Any) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from automl_core.ablation import ablate, parse_vary
+from automl_core.compare import DEFAULT_ALPHA, DEFAULT_TIE
 from automl_core.errors import AutoMLError
 from automl_core.plugins import load_plugins
 from automl_core.recipe import apply_overrides, read_recipe
@@ -78,7 +79,14 @@ def add_ablate_commands(commands: Any) -> None:
     compare.add_argument("results_dir", type=Path, help="an ablation folder (with results.csv)")
     compare.add_argument("--out", type=Path, help="report folder (default: RESULTS_DIR/report)")
     compare.add_argument(
-        "--alpha", type=float, default=0.05, help="significance level (default 0.05)"
+        "--alpha", type=float, default=DEFAULT_ALPHA, help="significance level (default 0.05)"
+    )
+    compare.add_argument(
+        "--tie",
+        type=float,
+        default=DEFAULT_TIE,
+        help="mean losses closer than this count as equal (default 1e-6; raise it for losses "
+        "on a larger scale, e.g. RMSE)",
     )
     compare.set_defaults(handler=cmd_compare)
 
@@ -135,6 +143,6 @@ def cmd_ablate(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from automl_core.report import write_report
 
-    path = write_report(args.results_dir, args.out, alpha=args.alpha)
+    path = write_report(args.results_dir, args.out, alpha=args.alpha, tie=args.tie)
     print(f"report: {path} (and {path.with_suffix('.html').name} beside it)")
     return 0

@@ -4,50 +4,62 @@ An ablation writes ``results.csv``, one row per *cell* (one variant on one task 
 This module turns that table into the numbers a reader needs to decide whether a variant is
 better, following Demšar (2006), "Statistical comparisons of classifiers over multiple data
 sets": losses are compared *per task* (ranks, normalised scores, wins/ties/losses, the Wilcoxon
-signed-rank test between two variants, the Friedman test and the Nemenyi critical difference
-between all of them), because losses of different tasks are on different scales and only their
-order on each task is comparable.
+signed-rank test between two variants with Holm's correction over the pairs, the Friedman and
+Iman–Davenport tests and the Nemenyi critical difference between all of them), because losses
+of different tasks are on different scales and only their order on each task is comparable.
 
 It also builds *anytime* curves: how good each variant's best configuration was after so many
 seconds or trials, as a regret normalised per task so that tasks can be averaged.
 
 Everything here is pure computation on numpy arrays (``report.py`` draws and writes).
 Conventions: losses are lower-is-better; a variant's loss on a task is its mean final loss over
-its successful seeds; arrays of per-task losses are ``(n_tasks, n_variants)``.
+its successful seeds, rounded once to a multiple of the tie resolution, so that two variants tie
+on a task exactly when their rounded losses are equal (in every statistic alike); arrays of
+per-task losses are ``(n_tasks, n_variants)``. The *task* is the unit of every statistic: seeds
+are averaged within a task first.
 """
 
 from __future__ import annotations
 
+import csv
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from automl_core.errors import AutoMLError
+from automl_core.metrics import normalised_regret
 
 RESULTS_FILE = "results.csv"
-#: Columns ``results.csv`` must have. The others (``metric``, ``seconds``, ``curve``...) are
-#: optional: what needs them is left out of the report when they are absent.
+#: The columns of a curve file: when each configuration finished (seconds since its cell
+#: began), its index in finishing order, and its validation loss.
+CURVE_COLUMNS = ("seconds", "trial", "loss")
+#: Columns ``results.csv`` must have for the report.
 REQUIRED_COLUMNS = ("variant", "task", "seed", "status", "validation_loss", "test_loss")
-#: Numeric columns, parsed as floats; an empty field is missing (NaN).
-NUMERIC_COLUMNS = ("validation_loss", "test_loss", "test_score", "normalised_regret", "seconds")
-#: Text columns, read as strings; an empty field is "".
-TEXT_COLUMNS = ("variant", "task", "status", "metric", "stopped", "error", "curve", "run_dir")
+#: Numeric columns the report uses, parsed as floats; an empty field is missing (NaN).
+NUMERIC_COLUMNS = ("validation_loss", "test_loss", "seconds")
+#: Text columns the report uses, read as strings; an empty field is "". Only ``variant``,
+#: ``task`` and ``status`` are required; the others are "" when absent, and what needs them
+#: is left out of the report. No other column is read or checked.
+TEXT_COLUMNS = ("variant", "task", "status", "metric", "error", "curve")
 STATUSES = ("ok", "error")
-#: Default tie tolerance: two mean losses closer than this are a tie. Losses of metrics such as
-#: balanced accuracy are fractions of a test set that rarely exceeds 10^5 rows, so real
-#: differences are larger than 10^-5, while the noise of averaging floats is below 10^-12.
+#: Default tie resolution: per-task mean losses are rounded to multiples of it. Losses of
+#: metrics such as balanced accuracy are fractions of a test set that rarely exceeds 10^5 rows,
+#: so real differences are larger than 10^-5, while the noise of averaging floats is below
+#: 10^-12.
 DEFAULT_TIE = 1e-6
 DEFAULT_ALPHA = 0.05
 #: Points of the log-spaced time grid of anytime curves.
 GRID_POINTS = 100
-#: z-value of a two-sided 95% normal interval, for the confidence bands of anytime curves.
-Z_95 = 1.96
+
+Axis = Literal["seconds", "trials"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -59,11 +71,11 @@ Z_95 = 1.96
 class Results:
     """The rows of one ``results.csv``, checked and typed.
 
-    ``rows`` has every column of :data:`REQUIRED_COLUMNS`, :data:`NUMERIC_COLUMNS` (float,
-    NaN when missing) and :data:`TEXT_COLUMNS` (str, "" when missing), ``seed`` as int, and
-    ``loss``: the final loss of the cell (``test_loss``, else ``validation_loss`` for
-    table-lookup tasks, which have no test split; NaN for failed cells). ``line`` is the row's
-    line number in the file, for messages.
+    ``rows`` has the columns of :data:`NUMERIC_COLUMNS` (float, NaN when missing) and
+    :data:`TEXT_COLUMNS` (str, "" when missing), ``seed`` as int, and ``loss``: the final loss
+    of the cell (``test_loss``, else ``validation_loss`` for table-lookup tasks, which have no
+    test split; NaN for failed cells). ``line`` is the row's line number in the file, for
+    messages.
     """
 
     path: Path
@@ -73,7 +85,7 @@ class Results:
 
     @property
     def directory(self) -> Path:
-        """The folder the relative paths of the file (curves, run folders) start from."""
+        """The folder the relative paths of the file (curves) start from."""
         return self.path.parent
 
     @property
@@ -88,7 +100,7 @@ class Results:
 
     @property
     def metrics(self) -> tuple[str, ...]:
-        """The metrics named in the file, sorted ("" when the column is absent)."""
+        """The metrics named in the file, sorted (none when the column is absent)."""
         return tuple(sorted({m for m in self.rows["metric"] if m}))
 
 
@@ -97,63 +109,67 @@ def read_results(path: Path) -> Results:
 
     Checks are done here, once, so that every statistic can trust its input, and so that a
     broken file is reported with its name, the column and the line rather than as a numpy error
-    deep in a test statistic.
+    deep in a test statistic. Only the columns the report uses are read.
     """
     path = Path(path)
-    csv = path / RESULTS_FILE if path.is_dir() else path
-    if not csv.is_file():
-        raise AutoMLError(f"{csv}: no such file; expected the results.csv of an ablation")
+    csv_path = path / RESULTS_FILE if path.is_dir() else path
+    if not csv_path.is_file():
+        raise AutoMLError(f"{csv_path}: no such file; expected the results.csv of an ablation")
     try:
-        raw = pd.read_csv(csv, dtype=str, keep_default_na=False)
+        raw = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
-        raise AutoMLError(f"{csv}: not a readable CSV file ({e})") from e
+        raise AutoMLError(f"{csv_path}: not a readable CSV file ({e})") from e
     missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
     if missing:
         raise AutoMLError(
-            f"{csv}: missing column(s) {', '.join(missing)}; "
+            f"{csv_path}: missing column(s) {', '.join(missing)}; "
             f"results.csv needs {', '.join(REQUIRED_COLUMNS)}"
         )
     if raw.empty:
-        raise AutoMLError(f"{csv}: the table has a header but no rows")
-    rows = _typed_rows(raw, csv)
-    variants = tuple(dict.fromkeys(rows["variant"]))
-    return Results(csv, rows, variants)
+        raise AutoMLError(f"{csv_path}: the table has a header but no rows")
+    rows = _typed_rows(raw, csv_path)
+    return Results(csv_path, rows, tuple(dict.fromkeys(rows["variant"])))
 
 
-def _typed_rows(raw: pd.DataFrame, csv: Path) -> pd.DataFrame:
-    """The rows with typed columns and the final ``loss``; raises on the first bad value."""
+def _typed_rows(raw: pd.DataFrame, csv_path: Path) -> pd.DataFrame:
+    """The used columns, typed, and the final ``loss``; raises on the first bad value."""
     rows = pd.DataFrame({"line": np.arange(len(raw)) + 2})  # line 1 is the header
     for column in TEXT_COLUMNS:
-        values = raw[column] if column in raw.columns else pd.Series([""] * len(raw))
+        values = raw[column] if column in raw.columns else [""] * len(raw)
         rows[column] = [str(v).strip() for v in values]
     rows["status"] = rows["status"].str.lower()
     for column in NUMERIC_COLUMNS:
         if column in raw.columns:
-            rows[column] = [_number(v, column, i, csv) for i, v in enumerate(raw[column])]
+            rows[column] = [_number(v, column, line, csv_path) for line, v in _lines(raw[column])]
         else:
             rows[column] = np.nan
-    rows["seed"] = [_integer(v, "seed", i, csv) for i, v in enumerate(raw["seed"])]
-    for i, (variant, task, status) in enumerate(
-        zip(rows["variant"], rows["task"], rows["status"], strict=True)
+    rows["seed"] = [_integer(v, "seed", line, csv_path) for line, v in _lines(raw["seed"])]
+    for line, variant, task, status in zip(
+        rows["line"], rows["variant"], rows["task"], rows["status"], strict=True
     ):
         if not variant or not task:
-            raise AutoMLError(f"{csv}, line {i + 2}: empty variant or task")
+            raise AutoMLError(f"{csv_path}, line {line}: empty variant or task")
         if status not in STATUSES:
             raise AutoMLError(
-                f"{csv}, line {i + 2}: status {status!r}; expected one of {', '.join(STATUSES)}"
+                f"{csv_path}, line {line}: status {status!r}; expected one of {', '.join(STATUSES)}"
             )
     final = rows["test_loss"].where(rows["test_loss"].notna(), rows["validation_loss"])
     rows["loss"] = final.where(rows["status"] == "ok", np.nan)
-    for i, (status, loss) in enumerate(zip(rows["status"], rows["loss"], strict=True)):
+    for line, status, loss in zip(rows["line"], rows["status"], rows["loss"], strict=True):
         if status == "ok" and not math.isfinite(loss):
             raise AutoMLError(
-                f"{csv}, line {i + 2}: an ok row needs a finite test_loss or validation_loss, "
-                f"got {loss}"
+                f"{csv_path}, line {line}: an ok row needs a finite test_loss or "
+                f"validation_loss, got {loss}"
             )
     return rows
 
 
-def _number(value: str, column: str, index: int, csv: Path) -> float:
+def _lines(column: pd.Series) -> zip[tuple[int, str]]:
+    """(line number in the file, field) of each value of a column."""
+    return zip(range(2, len(column) + 2), column, strict=True)
+
+
+def _number(value: str, column: str, line: int, csv_path: Path) -> float:
     """A float from a CSV field ("" is missing: NaN)."""
     value = value.strip()
     if not value:
@@ -162,17 +178,17 @@ def _number(value: str, column: str, index: int, csv: Path) -> float:
         return float(value)
     except ValueError:
         raise AutoMLError(
-            f"{csv}, line {index + 2}: column {column} has {value!r}, expected a number"
+            f"{csv_path}, line {line}: column {column} has {value!r}, expected a number"
         ) from None
 
 
-def _integer(value: str, column: str, index: int, csv: Path) -> int:
+def _integer(value: str, column: str, line: int, csv_path: Path) -> int:
     """An int from a CSV field (required)."""
     try:
         return int(value.strip())
     except ValueError:
         raise AutoMLError(
-            f"{csv}, line {index + 2}: column {column} has {value!r}, expected an integer"
+            f"{csv_path}, line {line}: column {column} has {value!r}, expected an integer"
         ) from None
 
 
@@ -184,8 +200,7 @@ def _integer(value: str, column: str, index: int, csv: Path) -> int:
 def mean_losses(results: Results) -> pd.DataFrame:
     """Mean final loss over successful seeds per task (rows, in file order) and variant
     (columns); NaN where a variant has no successful cell on a task."""
-    ok = results.ok
-    table = ok.pivot_table(index="task", columns="variant", values="loss", aggfunc="mean")
+    table = results.ok.pivot_table(index="task", columns="variant", values="loss", aggfunc="mean")
     tasks = list(dict.fromkeys(results.rows["task"]))
     return table.reindex(index=tasks, columns=list(results.variants))
 
@@ -201,18 +216,18 @@ def complete_tasks(means: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
         missing = [str(v) for v, loss in row.items() if pd.isna(loss)]
         if missing:
             dropped[str(task)] = "no successful cell for " + ", ".join(missing)
-    kept = means.drop(index=list(dropped))
-    return kept, dropped
+    return means.drop(index=list(dropped)), dropped
 
 
 # ---------------------------------------------------------------------------------------------
-# Ranks and scores
+# Ranks and scores. Every function below compares losses exactly: :func:`compare` rounds them
+# to the tie resolution first, so that equal means tied everywhere.
 # ---------------------------------------------------------------------------------------------
 
 
 def task_ranks(losses: np.ndarray) -> np.ndarray:
-    """Rank of each variant on each task: 1 for the lowest loss, exactly equal losses share
-    the average rank (the tie tolerance of :func:`win_tie_loss` does not apply here)."""
+    """Rank of each variant on each task: 1 for the lowest loss; equal losses share the
+    average rank."""
     return np.asarray(stats.rankdata(losses, axis=1), dtype=float)
 
 
@@ -228,8 +243,7 @@ def normalised_scores(losses: np.ndarray) -> np.ndarray:
     best = losses.min(axis=1, keepdims=True)
     worst = losses.max(axis=1, keepdims=True)
     spread = worst - best
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = np.where(spread > 0, (worst - losses) / np.where(spread > 0, spread, 1), 1.0)
+    scores = np.where(spread > 0, (worst - losses) / np.where(spread > 0, spread, 1), 1.0)
     return np.asarray(scores.mean(axis=0), dtype=float)
 
 
@@ -244,47 +258,59 @@ class PairComparison:
 
     a: str
     b: str
-    #: Tasks where ``a``'s mean loss is lower by at least the tie tolerance.
+    #: Tasks where ``a``'s loss is lower, equal and higher than ``b``'s.
     wins: int
     ties: int
     losses: int
     #: Two-sided Wilcoxon signed-rank p-value; None when it is undefined (fewer than 2 tasks,
-    #: or every difference is a tie).
+    #: or every task a tie).
     p_value: float | None
+    #: ``p_value`` adjusted by Holm's method over every pair with a p-value.
+    p_holm: float | None
 
 
-def win_tie_loss(a: np.ndarray, b: np.ndarray, tie: float = DEFAULT_TIE) -> tuple[int, int, int]:
-    """Tasks where ``a`` has a lower, equal (within ``tie``) and higher loss than ``b``."""
-    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    ties = np.abs(diff) < tie
-    return int(np.sum((diff < 0) & ~ties)), int(np.sum(ties)), int(np.sum((diff > 0) & ~ties))
+def win_tie_loss(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
+    """Tasks where ``a`` has a lower, equal and higher loss than ``b``."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return int(np.sum(a < b)), int(np.sum(a == b)), int(np.sum(a > b))
 
 
-def wilcoxon_p(a: np.ndarray, b: np.ndarray, tie: float = DEFAULT_TIE) -> float | None:
+def wilcoxon_p(a: np.ndarray, b: np.ndarray) -> float | None:
     """Two-sided Wilcoxon signed-rank p-value of the per-task losses of two variants.
 
-    Differences within ``tie`` count as zero (and are dropped, scipy's default ``wilcox``
-    zero method), so that floating-point noise does not decide a sign. The test is undefined,
-    and None is returned, with fewer than 2 tasks or when every difference is zero.
+    Tied tasks are dropped (scipy's default ``wilcox`` zero method). The test is undefined,
+    and None is returned, with fewer than 2 tasks or when every task is a tie.
     """
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    diff = np.where(np.abs(diff) < tie, 0.0, diff)
     if len(diff) < 2 or not np.any(diff):
         return None
     p = float(stats.wilcoxon(diff).pvalue)
     return p if math.isfinite(p) else None
 
 
-def pairwise(
-    losses: np.ndarray, variants: Sequence[str], tie: float = DEFAULT_TIE
-) -> list[PairComparison]:
-    """Every pair of variants (in the order of ``variants``), compared task by task."""
-    pairs = []
-    for i, j in combinations(range(len(variants)), 2):
-        wins, ties, lost = win_tie_loss(losses[:, i], losses[:, j], tie)
-        p = wilcoxon_p(losses[:, i], losses[:, j], tie)
-        pairs.append(PairComparison(variants[i], variants[j], wins, ties, lost, p))
-    return pairs
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of a family of p-values (None, an undefined test, is not
+    counted in the family and stays None): the i-th smallest of m p-values is multiplied by
+    ``m - i + 1``, then made non-decreasing and capped at 1. Rejecting where the adjusted
+    value is below alpha bounds the chance of any false rejection by alpha."""
+    defined = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(defined):
+        running = max(running, min(1.0, (len(defined) - rank) * p))
+        adjusted[i] = running
+    return adjusted
+
+
+def pairwise(losses: np.ndarray, variants: Sequence[str]) -> list[PairComparison]:
+    """Every pair of variants (in the order of ``variants``), compared task by task, with
+    Holm-adjusted Wilcoxon p-values over the pairs."""
+    pairs = list(combinations(range(len(variants)), 2))
+    p_values = [wilcoxon_p(losses[:, i], losses[:, j]) for i, j in pairs]
+    return [
+        PairComparison(variants[i], variants[j], *win_tie_loss(losses[:, i], losses[:, j]), p, q)
+        for (i, j), p, q in zip(pairs, p_values, holm(p_values), strict=True)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,18 +318,37 @@ def pairwise(
 # ---------------------------------------------------------------------------------------------
 
 
-def friedman_p(losses: np.ndarray) -> float | None:
-    """p-value of the Friedman test that all variants perform alike; None when it is
-    undefined: fewer than 3 variants (scipy's test needs 3; use the Wilcoxon p-value of the
-    pair), fewer than 2 tasks, or every task a complete tie."""
+@dataclass(frozen=True)
+class Friedman:
+    """The Friedman test that all variants perform alike, and Iman and Davenport's F form of
+    it, which Demšar (2006) recommends over the chi-square approximation (Iman and Davenport
+    1980 found that one too conservative)."""
+
+    chi2: float
+    p_value: float
+    #: ``(N - 1) chi2 / (N (k - 1) - chi2)``, F-distributed with ``(k - 1, (k - 1)(N - 1))``
+    #: degrees of freedom (infinite when every task ranks the variants alike).
+    f: float
+    f_p_value: float
+    df: tuple[int, int]
+
+
+def friedman(losses: np.ndarray) -> Friedman | None:
+    """The Friedman and Iman–Davenport tests of ``losses``; None when they are undefined:
+    fewer than 3 variants (scipy's test needs 3; use the Wilcoxon p-value of the pair), fewer
+    than 2 tasks, or every task a complete tie."""
     n_tasks, k = losses.shape
     if k < 3 or n_tasks < 2:
         return None
     ranks = task_ranks(losses)
     if np.all(ranks == ranks[:, :1]):
         return None
-    p = float(stats.friedmanchisquare(*losses.T).pvalue)
-    return p if math.isfinite(p) else None
+    result = stats.friedmanchisquare(*losses.T)
+    chi2 = float(result.statistic)
+    room = n_tasks * (k - 1) - chi2
+    f = (n_tasks - 1) * chi2 / room if room > 0 else math.inf
+    df = (k - 1, (k - 1) * (n_tasks - 1))
+    return Friedman(chi2, float(result.pvalue), f, float(stats.f.sf(f, *df)), df)
 
 
 def q_alpha(k: int, alpha: float = DEFAULT_ALPHA) -> float:
@@ -351,24 +396,30 @@ class Comparison:
     """Every rank statistic of one ``results.csv``, on the tasks all variants finished."""
 
     results: Results
-    variants: tuple[str, ...]
-    #: The ranked tasks, in file order, and the per-task mean losses ``(tasks, variants)``.
+    #: The ranked tasks, in file order, and their per-task mean losses ``(tasks, variants)``,
+    #: rounded to multiples of ``tie``.
     tasks: tuple[str, ...]
     losses: np.ndarray
     #: Task -> why it is not ranked.
     dropped_tasks: dict[str, str]
-    #: All tasks (rows) by variants (columns), NaN where a variant has no successful cell.
+    #: All tasks (rows) by variants (columns), rounded like ``losses``; NaN where a variant has
+    #: no successful cell.
     all_losses: pd.DataFrame
     mean_ranks: np.ndarray
     scores: np.ndarray
     pairs: list[PairComparison]
     alpha: float
     tie: float
-    friedman_p: float | None
+    #: None when undefined (see :func:`friedman`).
+    friedman: Friedman | None
     #: None with fewer than 2 variants.
     cd: float | None
     #: Groups of variant labels whose mean ranks differ by less than ``cd``.
     cliques: list[tuple[str, ...]]
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return self.results.variants
 
 
 def compare(
@@ -376,43 +427,92 @@ def compare(
 ) -> Comparison:
     """Rank the variants of ``results`` on the tasks they all finished.
 
+    The per-task mean losses are rounded once to multiples of ``tie``; every statistic then
+    compares the rounded losses exactly (it works on the integer multiples, whose differences
+    are exact, so ties in the Wilcoxon test's absolute differences are exact too).
+
     Raises AutoMLError when nothing can be ranked: every cell failed, or no task has a
     successful cell of every variant.
     """
+    if not tie > 0:
+        raise ValueError(f"the tie resolution must be positive, got {tie}")
     if results.ok.empty:
         first = results.failed.iloc[0]
         raise AutoMLError(
             f"{results.path}: all {len(results.rows)} cells failed, nothing to compare "
             f"(line {first['line']}: {first['error'] or 'no error text'})"
         )
-    means = mean_losses(results)
-    kept, dropped = complete_tasks(means)
+    steps = (mean_losses(results) / tie).round()
+    kept, dropped = complete_tasks(steps)
     if kept.empty:
         reasons = "; ".join(f"{t}: {why}" for t, why in dropped.items())
         raise AutoMLError(
             f"{results.path}: no task has a successful cell of every variant ({reasons})"
         )
     variants = results.variants
-    losses = kept.to_numpy(dtype=float)
-    ranks = mean_ranks(losses)
+    exact = kept.to_numpy(dtype=float)  # rank statistics are invariant to the scale
+    ranks = mean_ranks(exact)
     cd = critical_difference(len(variants), len(kept), alpha) if len(variants) >= 2 else None
     groups = cliques(ranks, cd) if cd is not None else []
     return Comparison(
         results=results,
-        variants=variants,
         tasks=tuple(str(t) for t in kept.index),
-        losses=losses,
+        losses=exact * tie,
         dropped_tasks=dropped,
-        all_losses=means,
+        all_losses=steps * tie,
         mean_ranks=ranks,
-        scores=normalised_scores(losses),
-        pairs=pairwise(losses, variants, tie),
+        scores=normalised_scores(exact),
+        pairs=pairwise(exact, variants),
         alpha=alpha,
         tie=tie,
-        friedman_p=friedman_p(losses),
+        friedman=friedman(exact),
         cd=cd,
         cliques=[tuple(variants[i] for i in g) for g in groups],
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Curve files
+# ---------------------------------------------------------------------------------------------
+
+
+def write_curve(path: Path, curve: Sequence[tuple[float, float]]) -> None:
+    """Write a curve file: ``(seconds, loss)`` of each configuration in finishing order, as
+    :data:`CURVE_COLUMNS` (``trial`` is the index in that order)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CURVE_COLUMNS)
+        for index, (seconds, loss) in enumerate(curve):
+            writer.writerow([f"{seconds:.3f}", index, repr(float(loss))])
+
+
+def read_curve(path: Path) -> np.ndarray:
+    """The ``(seconds, loss)`` rows of a curve file, sorted by finishing order (``trial``, or
+    the file's order without it). Empty or non-numeric losses become inf (a failed
+    configuration). Raises AutoMLError when the file cannot be used."""
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise AutoMLError("file not found") from None
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as e:
+        raise AutoMLError(f"unreadable ({e})") from None
+    except pd.errors.EmptyDataError:
+        raise AutoMLError("empty file, no header") from None
+    missing = [c for c in ("seconds", "loss") if c not in table.columns]
+    if missing:
+        raise AutoMLError(f"missing column(s) {', '.join(missing)}")
+    seconds = pd.to_numeric(table["seconds"], errors="coerce").to_numpy(dtype=float)
+    if not np.all(np.isfinite(seconds)):
+        raise AutoMLError("a seconds value is not a number")
+    losses = pd.to_numeric(table["loss"], errors="coerce").to_numpy(dtype=float)
+    losses = np.where(np.isfinite(losses), losses, np.inf)
+    order = np.arange(len(table))
+    if "trial" in table.columns:
+        trials = pd.to_numeric(table["trial"], errors="coerce").to_numpy(dtype=float)
+        if np.all(np.isfinite(trials)):
+            order = np.argsort(trials, kind="stable")
+    return np.column_stack([seconds[order], losses[order]])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,41 +544,11 @@ class SkippedCurve:
     reason: str
 
 
-def read_curve(path: Path) -> np.ndarray:
-    """The ``(seconds, loss)`` rows of a curve file, sorted by finishing order (``trial``, or
-    the file's order without it). Empty or non-numeric losses become inf (a failed
-    configuration). Raises AutoMLError when the file cannot be used."""
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise AutoMLError("file not found") from None
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise AutoMLError(f"unreadable ({e})") from None
-    except pd.errors.EmptyDataError:
-        raise AutoMLError("empty file, no header") from None
-    missing = [c for c in ("seconds", "loss") if c not in table.columns]
-    if missing:
-        raise AutoMLError(f"missing column(s) {', '.join(missing)}")
-    seconds = pd.to_numeric(table["seconds"], errors="coerce").to_numpy(dtype=float)
-    if not np.all(np.isfinite(seconds)):
-        raise AutoMLError("a seconds value is not a number")
-    losses = pd.to_numeric(table["loss"], errors="coerce").to_numpy(dtype=float)
-    losses = np.where(np.isfinite(losses), losses, np.inf)
-    order = np.arange(len(table))
-    if "trial" in table.columns:
-        trials = pd.to_numeric(table["trial"], errors="coerce").to_numpy(dtype=float)
-        if np.all(np.isfinite(trials)):
-            order = np.argsort(trials, kind="stable")
-    return np.column_stack([seconds[order], losses[order]])
-
-
-def load_curves(
-    results: Results, tasks: Sequence[str] | None = None
-) -> tuple[list[Curve], list[SkippedCurve]]:
-    """The curves of the successful cells on ``tasks`` (all tasks when None), and the cells
-    whose curve is missing or unreadable. A bad curve only costs that cell its curve: the
-    final losses, and so the ranks, do not depend on it."""
-    wanted = set(results.rows["task"] if tasks is None else tasks)
+def load_curves(results: Results, tasks: Sequence[str]) -> tuple[list[Curve], list[SkippedCurve]]:
+    """The curves of the successful cells on ``tasks``, and the cells whose curve is missing
+    or unreadable. A bad curve only costs that cell its curve: the final losses, and so the
+    ranks, do not depend on it."""
+    wanted = set(tasks)
     curves: list[Curve] = []
     skipped: list[SkippedCurve] = []
     for row in results.ok.to_dict("records"):
@@ -499,8 +569,8 @@ def load_curves(
 
 
 def task_bounds(curves: Sequence[Curve]) -> dict[str, tuple[float, float]]:
-    """Per task, the lowest and highest finite validation loss of any curve: the 0 and 1 of
-    its regret. Tasks with no finite loss at all are absent."""
+    """Per task, the lowest and highest finite validation loss of any curve (of every
+    variant): the 0 and 1 of its regret. Tasks with no finite loss at all are absent."""
     values: dict[str, list[float]] = {}
     for curve in curves:
         finite = curve.losses[np.isfinite(curve.losses)]
@@ -508,56 +578,37 @@ def task_bounds(curves: Sequence[Curve]) -> dict[str, tuple[float, float]]:
     return {task: (min(v), max(v)) for task, v in values.items() if v}
 
 
-def _regret(best: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
-    """Best-so-far losses as regret in [0, 1]; 1 before the first finite loss."""
-    if bounds is None:
-        return np.ones_like(best)
-    low, high = bounds
-    if high == low:
-        regret = np.zeros_like(best)
+def regret_at(
+    curve: Curve, x: ArrayLike, bounds: tuple[float, float] | None, *, axis: Axis
+) -> np.ndarray:
+    """Normalised regret of the curve's best configuration at each point of ``x``: after that
+    many seconds (a configuration counts from the moment it finished, inclusive) or that many
+    configurations in finishing order (a cell that evaluated fewer keeps its final best).
+    1 before the first finite loss, and everywhere when ``bounds`` is None (no finite loss on
+    the task)."""
+    if axis == "seconds":
+        order = np.argsort(curve.seconds, kind="stable")
+        losses = curve.losses[order]
+        counts = np.searchsorted(curve.seconds[order], np.asarray(x, dtype=float), side="right")
+    elif axis == "trials":
+        losses = curve.losses
+        counts = np.clip(np.asarray(x, dtype=int), 0, len(losses))
     else:
-        with np.errstate(invalid="ignore"):
-            regret = np.clip((best - low) / (high - low), 0.0, 1.0)
-    return np.where(np.isfinite(best), regret, 1.0)
+        raise ValueError(f"axis must be 'seconds' or 'trials', got {axis!r}")
+    best = np.concatenate([[np.inf], np.minimum.accumulate(losses)])[counts]
+    if bounds is None:
+        return np.ones(len(best))
+    return np.where(np.isfinite(best), normalised_regret(best, *bounds), 1.0)
 
 
-def regret_at_seconds(
-    curve: Curve, seconds: np.ndarray, bounds: tuple[float, float] | None
-) -> np.ndarray:
-    """Normalised regret of the best configuration finished by each time in ``seconds`` (a
-    step function: a configuration counts from the moment it finished, inclusive)."""
-    order = np.argsort(curve.seconds, kind="stable")
-    times = curve.seconds[order]
-    best = np.concatenate([[np.inf], np.minimum.accumulate(curve.losses[order])])
-    finished = np.searchsorted(times, np.asarray(seconds, dtype=float), side="right")
-    return _regret(best[finished], bounds)
-
-
-def regret_at_trials(
-    curve: Curve, trials: np.ndarray, bounds: tuple[float, float] | None
-) -> np.ndarray:
-    """Normalised regret of the best of the first ``n`` configurations to finish, for each
-    ``n`` in ``trials``; a cell that evaluated fewer keeps its final best."""
-    best = np.concatenate([[np.inf], np.minimum.accumulate(curve.losses)])
-    counts = np.clip(np.asarray(trials, dtype=int), 0, len(curve.losses))
-    return _regret(best[counts], bounds)
-
-
-def seconds_grid(
-    curves: Sequence[Curve], cell_seconds: Sequence[float] = (), points: int = GRID_POINTS
-) -> np.ndarray:
-    """Log-spaced times from the earliest first finish of any cell to the longest cell (its
-    wall time from ``cell_seconds``, or its last finish when that is larger or unknown).
-    Log-spaced because searches improve fast early and slowly late."""
-    firsts = [float(c.seconds.min()) for c in curves if len(c.seconds)]
-    positive = [t for t in firsts if t > 0] or [
-        float(t) for c in curves for t in c.seconds if t > 0
-    ]
-    start = min(positive) if positive else 1e-3
-    lasts = [float(c.seconds.max()) for c in curves if len(c.seconds)]
-    ends = [float(s) for s in cell_seconds if math.isfinite(s)] + lasts
-    end = max([start, *ends])
-    return np.geomspace(start, end, points)
+def seconds_grid(curves: Sequence[Curve]) -> np.ndarray:
+    """:data:`GRID_POINTS` log-spaced times from the earliest positive finishing time of any
+    configuration to the last one. Log-spaced because searches improve fast early and slowly
+    late."""
+    times = np.concatenate([np.zeros(0), *(c.seconds for c in curves)])
+    positive = times[times > 0]
+    start = float(positive.min()) if len(positive) else 1e-3
+    return np.geomspace(start, max(start, float(times.max(initial=0.0))), GRID_POINTS)
 
 
 def trials_grid(curves: Sequence[Curve]) -> np.ndarray:
@@ -566,59 +617,61 @@ def trials_grid(curves: Sequence[Curve]) -> np.ndarray:
     return np.arange(1, max(most, 1) + 1)
 
 
+#: Variant -> task -> the variant's regret on the task averaged over its seeds' curves.
+TaskRegrets = dict[str, dict[str, np.ndarray]]
+
+
+def task_regrets(curves: Sequence[Curve], x: np.ndarray, *, axis: Axis) -> TaskRegrets:
+    """Each curve's regret at the points of ``x`` (normalised by its task's
+    :func:`task_bounds`), averaged over the seeds of each variant on each task: the unit of
+    :func:`anytime_regret` and :func:`rank_over_time` is the task, not the (task, seed)."""
+    bounds = task_bounds(curves)
+    by_cell: dict[str, dict[str, list[np.ndarray]]] = {}
+    for c in curves:
+        regret = regret_at(c, x, bounds.get(c.task), axis=axis)
+        by_cell.setdefault(c.variant, {}).setdefault(c.task, []).append(regret)
+    return {
+        variant: {task: np.mean(seeds, axis=0) for task, seeds in tasks.items()}
+        for variant, tasks in by_cell.items()
+    }
+
+
 @dataclass(frozen=True)
 class AnytimeCurves:
-    """Mean normalised regret per variant on a grid, with a 95% confidence band."""
+    """Mean normalised regret per variant on a grid, with a 95% confidence band over tasks."""
 
     #: Seconds or number of trials.
     x: np.ndarray
     mean: dict[str, np.ndarray]
     low: dict[str, np.ndarray]
     high: dict[str, np.ndarray]
-    #: How many (task, seed) curves each variant's mean is over.
-    n_curves: dict[str, int]
+    #: How many tasks each variant's mean is over (those where it has a curve).
+    n_tasks: dict[str, int]
 
 
-def anytime_regret(
-    curves: Sequence[Curve], variants: Sequence[str], x: np.ndarray, *, axis: str
-) -> AnytimeCurves:
-    """Per variant, the mean regret over its (task, seed) curves at each point of ``x``
-    (``axis`` "seconds" or "trials"), with mean ± 1.96 standard errors (a zero-width band for
-    a single curve). Each task's regret is normalised by :func:`task_bounds` first, so that
-    every task weighs the same."""
-    at = _evaluator(axis)
-    bounds = task_bounds(curves)
+def anytime_regret(regrets: TaskRegrets, variants: Sequence[str], x: np.ndarray) -> AnytimeCurves:
+    """Per variant, the mean over tasks of its per-task regret (already averaged over seeds
+    by :func:`task_regrets`) at each point of ``x``, with the 95% t-interval over tasks:
+    mean ± t(0.975, n - 1) · sd / sqrt(n) for n tasks (a zero-width band for one task)."""
     mean: dict[str, np.ndarray] = {}
     low: dict[str, np.ndarray] = {}
     high: dict[str, np.ndarray] = {}
-    counts: dict[str, int] = {}
+    n_tasks: dict[str, int] = {}
     for variant in variants:
-        own = [at(c, x, bounds.get(c.task)) for c in curves if c.variant == variant]
-        counts[variant] = len(own)
+        own = list(regrets.get(variant, {}).values())
+        n_tasks[variant] = n = len(own)
         if not own:
             continue
         matrix = np.vstack(own)
         mean[variant] = matrix.mean(axis=0)
-        if len(own) > 1:
-            half = Z_95 * matrix.std(axis=0, ddof=1) / math.sqrt(len(own))
+        if n > 1:
+            t = float(stats.t.ppf(0.975, n - 1))
+            half = t * matrix.std(axis=0, ddof=1) / math.sqrt(n)
         else:
             half = np.zeros(len(x))
         low[variant] = mean[variant] - half
         high[variant] = mean[variant] + half
-    return AnytimeCurves(x, mean, low, high, counts)
-
-
-#: Regret of a curve at points of a grid, given its task's bounds.
-RegretAt = Callable[[Curve, np.ndarray, tuple[float, float] | None], np.ndarray]
-
-
-def _evaluator(axis: str) -> RegretAt:
-    """The regret function of an axis name."""
-    if axis == "seconds":
-        return regret_at_seconds
-    if axis == "trials":
-        return regret_at_trials
-    raise ValueError(f"axis must be 'seconds' or 'trials', got {axis!r}")
+    return AnytimeCurves(x, mean, low, high, n_tasks)
 
 
 @dataclass(frozen=True)
@@ -627,29 +680,22 @@ class RankCurves:
 
     x: np.ndarray
     mean_rank: dict[str, np.ndarray]
-    #: The (task, seed) pairs averaged over: those with a curve of every variant.
-    n_groups: int
+    #: The tasks averaged over: those with a curve of every variant.
+    n_tasks: int
 
 
-def rank_over_time(curves: Sequence[Curve], variants: Sequence[str], x: np.ndarray) -> RankCurves:
-    """At each time of ``x``, the rank of the variants' regrets on each (task, seed) where
-    every variant has a curve, averaged over those (task, seed) pairs. Where a variant has
-    several curves for one (task, seed), their mean regret is ranked."""
-    bounds = task_bounds(curves)
-    groups: dict[tuple[str, int], dict[str, list[np.ndarray]]] = {}
-    for c in curves:
-        regret = regret_at_seconds(c, x, bounds.get(c.task))
-        groups.setdefault((c.task, c.seed), {}).setdefault(c.variant, []).append(regret)
-    ranks = []
-    for by_variant in groups.values():
-        if not all(v in by_variant for v in variants):
-            continue
-        regrets = np.vstack([np.mean(by_variant[v], axis=0) for v in variants])
-        ranks.append(stats.rankdata(regrets, axis=0))
-    if not ranks:
+def rank_over_time(regrets: TaskRegrets, variants: Sequence[str], x: np.ndarray) -> RankCurves:
+    """At each point of ``x``, the rank of the variants' per-task regrets (means over seeds,
+    from :func:`task_regrets`) on each task where every variant has a curve, averaged over
+    those tasks."""
+    tasks = [
+        t for t in regrets.get(variants[0], {}) if all(t in regrets.get(v, {}) for v in variants)
+    ]
+    if not tasks:
         return RankCurves(x, {}, 0)
+    ranks = [stats.rankdata(np.vstack([regrets[v][t] for v in variants]), axis=0) for t in tasks]
     average = np.mean(ranks, axis=0)
-    return RankCurves(x, {v: average[i] for i, v in enumerate(variants)}, len(ranks))
+    return RankCurves(x, {v: average[i] for i, v in enumerate(variants)}, len(tasks))
 
 
 @dataclass(frozen=True)
@@ -660,22 +706,23 @@ class Anytime:
     trials: AnytimeCurves
     ranks: RankCurves
     skipped: list[SkippedCurve]
-    n_curves: int
+    #: How many (task, seed) curves of each variant were read.
+    n_curves: dict[str, int]
 
 
-def anytime(comparison: Comparison, points: int = GRID_POINTS) -> Anytime:
+def anytime(comparison: Comparison) -> Anytime:
     """Regret against seconds and trials, and rank against seconds, of the successful cells
     on the ranked tasks (the same tasks as the rank statistics)."""
-    results = comparison.results
-    curves, skipped = load_curves(results, comparison.tasks)
-    ok = results.ok
-    cell_seconds = ok[ok["task"].isin(comparison.tasks)]["seconds"].tolist()
-    time_x = seconds_grid(curves, cell_seconds, points)
-    trial_x = trials_grid(curves)
+    curves, skipped = load_curves(comparison.results, comparison.tasks)
+    variants = comparison.variants
+    n_curves = {v: sum(c.variant == v for c in curves) for v in variants}
+    time_x, trial_x = seconds_grid(curves), trials_grid(curves)
+    by_time = task_regrets(curves, time_x, axis="seconds")
+    by_trials = task_regrets(curves, trial_x, axis="trials")
     return Anytime(
-        seconds=anytime_regret(curves, comparison.variants, time_x, axis="seconds"),
-        trials=anytime_regret(curves, comparison.variants, trial_x, axis="trials"),
-        ranks=rank_over_time(curves, comparison.variants, time_x),
+        seconds=anytime_regret(by_time, variants, time_x),
+        trials=anytime_regret(by_trials, variants, trial_x),
+        ranks=rank_over_time(by_time, variants, time_x),
         skipped=skipped,
-        n_curves=len(curves),
+        n_curves=n_curves,
     )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn import metrics as skm
 
 from automl_core.errors import AutoMLError
@@ -104,3 +105,11 @@ def get_metric(name: str, task: str | None = None) -> Metric:
 
 def metric_names(task: str | None = None) -> list[str]:
     return sorted(n for n, m in METRICS.items() if task is None or m.task == task)
+
+
+def normalised_regret(loss: ArrayLike, best: float, worst: float) -> np.ndarray:
+    """``(loss - best) / (worst - best)``, elementwise: 0 for the best candidate, 1 for the
+    worst (0 when all are equally good). A single loss gives a 0-d array (``float()`` it)."""
+    loss = np.asarray(loss, dtype=float)
+    span = worst - best
+    return np.zeros_like(loss) if span <= 0 else (loss - best) / span

@@ -56,8 +56,9 @@ def write_report(
     """Write the comparison report of ``results_dir/results.csv`` into ``out_dir`` (default
     ``results_dir/report``) and return the path of ``report.md``.
 
-    ``alpha`` is the significance level of the Friedman test and the critical difference;
-    ``tie`` the difference of mean losses below which two variants tie on a task.
+    ``alpha`` is the significance level of the omnibus tests, the critical difference and the
+    Holm-adjusted pairwise p-values; ``tie`` the resolution the per-task mean losses are
+    rounded to (variants whose rounded losses are equal tie on a task).
     """
     results_dir = Path(results_dir)
     comparison = compare(read_results(results_dir), alpha=alpha, tie=tie)
@@ -66,7 +67,7 @@ def write_report(
     curves = anytime(comparison)
     figures = draw_figures(comparison, curves, out)
     title = f"Comparison of {_count(len(comparison.variants), 'variant')}"
-    blocks = [Heading(title, 1), *report_blocks(comparison, curves, figures)]
+    blocks: list[Block] = [Heading(title, 1), *report_blocks(comparison, curves, figures)]
     (out / "report.md").write_text(to_markdown(blocks), encoding="utf-8")
     (out / "report.html").write_text(to_html(blocks, title), encoding="utf-8")
     return out / "report.md"
@@ -90,6 +91,11 @@ def fmt_rank(value: float) -> str:
 def fmt_p(value: float | None) -> str:
     """p-values: 3 significant digits."""
     return f"{value:.3g}" if value is not None and math.isfinite(value) else MISSING
+
+
+def fmt_stat(value: float) -> str:
+    """Test statistics (chi-square, F): 4 significant digits."""
+    return f"{value:.4g}" if math.isfinite(value) else "∞"
 
 
 def fmt_seconds(value: float) -> str:
@@ -159,7 +165,7 @@ def to_markdown(blocks: Sequence[Block]) -> str:
 def _markdown_table(table: Table) -> str:
     def cell(text: str, bold: bool) -> str:
         text = text.replace("|", "\\|")
-        return f"**{text}**" if bold and text != MISSING else text
+        return f"**{text}**" if bold else text
 
     align = table.align or "l" * len(table.header)
     lines = [
@@ -207,7 +213,7 @@ def _html_table(table: Table) -> str:
         cells = []
         for c, value in enumerate(row):
             text = html.escape(value)
-            if (r, c) in table.bold and value != MISSING:
+            if (r, c) in table.bold:
                 text = f"<strong>{text}</strong>"
             style = ' class="num"' if align[c] == "r" else ""
             cells.append(f"<td{style}>{text}</td>")
@@ -245,10 +251,13 @@ figcaption {{ color: #555; font-size: 0.9em; }}
 # ---------------------------------------------------------------------------------------------
 
 
-def report_blocks(comparison: Comparison, curves: Anytime, figures: dict[str, str]) -> list[Block]:
+def report_blocks(
+    comparison: Comparison, curves: Anytime, figures: dict[str, Block]
+) -> list[Block]:
     """Every section of the report, in reading order: what was compared, the verdict, the
     details behind it, and what was left out. ``figures`` maps a figure's file name to its
-    caption, or to why it was not drawn (a name absent from the folder)."""
+    block (from :func:`draw_figures`): the figure, or a paragraph saying why it was not
+    drawn."""
     return [
         *_overview(comparison),
         *_variants_section(comparison),
@@ -276,8 +285,10 @@ def _overview(c: Comparison) -> list[Block]:
         Paragraph(
             "The loss of a cell is its test loss (lower is better, `1 - score` for scores), or "
             "its validation loss on table-lookup tasks, which have no test split. A variant's "
-            "loss on a task is the mean over its successful seeds. Statistics are over the "
-            "tasks where every variant has at least one successful cell."
+            "loss on a task is the mean over its successful seeds, rounded to a multiple of "
+            f"{c.tie:g}: variants whose rounded losses are equal tie on the task, in every "
+            "statistic below. Statistics are over the tasks where every variant has at least "
+            "one successful cell; each task counts once, whatever its number of seeds."
         ),
         Bullets([f"`{v}`" for v in c.variants]),
     ]
@@ -309,8 +320,9 @@ def _variants_section(c: Comparison) -> list[Block]:
             f"Sorted by mean rank over the {len(c.tasks)} ranked tasks (1 = lowest loss, ties "
             "share the average rank). Normalised score: per task `(worst - loss) / (worst - "
             "best)` over the variants' mean losses, averaged over tasks (1 = always best). Mean "
-            "loss and mean seconds are over the successful cells of the ranked tasks; the cell "
-            "counts are over all tasks."
+            "loss: the mean over the ranked tasks of the variant's loss on each task (itself a "
+            "mean over seeds). Mean seconds: the mean over the variant's successful cells of the "
+            "ranked tasks. The cell counts are over all tasks."
         ),
         Table(
             [
@@ -328,76 +340,98 @@ def _variants_section(c: Comparison) -> list[Block]:
     ]
 
 
-def _significance_section(c: Comparison, figures: dict[str, str]) -> list[Block]:
+def _significance_section(c: Comparison, figures: dict[str, Block]) -> list[Block]:
     k, n = len(c.variants), len(c.tasks)
     blocks: list[Block] = [Heading("Significance")]
-    if c.friedman_p is None:
-        friedman = "Friedman test: not applicable " + (
-            "(it needs at least 3 variants)." if k < 3 else "(too few tasks, or all tied)."
+    f = c.friedman
+    if f is None:
+        why = (
+            "they need at least 3 variants; see the pairwise Wilcoxon test"
+            if k < 3
+            else "too few tasks, or every task a complete tie"
         )
+        blocks.append(Paragraph(f"Friedman and Iman–Davenport tests: not applicable ({why})."))
     else:
-        verdict = "differ" if c.friedman_p < c.alpha else "do not differ"
-        friedman = (
-            f"Friedman test over {n} tasks: p = {fmt_p(c.friedman_p)} (alpha = {c.alpha:g}): "
-            f"the variants {verdict} significantly."
+        verdict = "differ" if f.f_p_value < c.alpha else "do not differ"
+        blocks.append(
+            Paragraph(
+                f"Friedman test over {n} tasks: chi² = {fmt_stat(f.chi2)}, "
+                f"p = {fmt_p(f.p_value)}. Iman–Davenport F-test (the F form of the Friedman "
+                f"statistic, which Demšar 2006 recommends): F = {fmt_stat(f.f)} with "
+                f"({f.df[0]}, {f.df[1]}) degrees of freedom, p = {fmt_p(f.f_p_value)}. By the "
+                f"Iman–Davenport test at alpha = {c.alpha:g}, the variants {verdict} "
+                "significantly."
+            )
         )
-    blocks.append(Paragraph(friedman))
     if c.cd is not None:
         blocks.append(
             Paragraph(
                 f"Nemenyi critical difference (Demšar 2006), alpha = {c.alpha:g}, k = {k} "
                 f"variants, N = {n} tasks: CD = {fmt_rank(c.cd)}. Two variants whose mean ranks "
                 "differ by less than CD are not significantly different; the bars of the "
-                "diagram join such groups."
+                "diagram join such groups. The groups are shown whatever the omnibus test "
+                "says: Demšar's protocol reads this post-hoc test only when the Iman–Davenport "
+                "test rejects."
             )
         )
         groups = [" / ".join(f"`{v}`" for v in g) for g in c.cliques]
         blocks.append(Bullets(groups or ["no group: every pair of variants differs by CD"]))
-    blocks.extend(_figure(CD_FIGURE, figures))
+    blocks.append(figures[CD_FIGURE])
     return blocks
 
 
 def _pairwise_section(c: Comparison) -> list[Block]:
     if not c.pairs:
         return []
-    rows = [[p.a, p.b, str(p.wins), str(p.ties), str(p.losses), fmt_p(p.p_value)] for p in c.pairs]
+    rows = [
+        [p.a, p.b, str(p.wins), str(p.ties), str(p.losses), fmt_p(p.p_value), fmt_p(p.p_holm)]
+        for p in c.pairs
+    ]
     return [
         Heading("Pairwise comparisons"),
         Paragraph(
-            f"Tasks where variant A's mean loss is lower (wins), within {c.tie:g} (ties) or "
+            f"Tasks where variant A's rounded mean loss is lower (wins), equal (ties) or "
             f"higher (losses) than B's, over the {len(c.tasks)} ranked tasks; two-sided "
             "Wilcoxon signed-rank p-value of the per-task differences (ties dropped; "
-            f"{MISSING} when every task is a tie or there are fewer than 2 tasks)."
+            f"{MISSING} when every task is a tie or there are fewer than 2 tasks), and the same "
+            f"p-value adjusted by Holm's method for the {len(c.pairs)} comparisons (Holm p): "
+            f"a pair differs significantly at alpha = {c.alpha:g} when its Holm p is below it."
         ),
-        Table(["A", "B", "wins", "ties", "losses", "Wilcoxon p"], rows, align="llrrrr"),
+        Table(["A", "B", "wins", "ties", "losses", "Wilcoxon p", "Holm p"], rows, align="llrrrrr"),
     ]
 
 
-def _anytime_section(curves: Anytime, figures: dict[str, str]) -> list[Block]:
+def _anytime_section(curves: Anytime, figures: dict[str, Block]) -> list[Block]:
+    per_variant = ", ".join(f"{n} of `{v}`" for v, n in curves.n_curves.items())
+    counts = f"{_count(sum(curves.n_curves.values()), 'curve')} ({per_variant})"
     return [
         Heading("Anytime performance"),
         Paragraph(
             "Regret of the best configuration found so far (by validation loss), normalised per "
-            "task to [0, 1] between the lowest and highest validation loss any cell reached on "
-            "that task (1 before a cell's first result), averaged over tasks and seeds; the "
-            f"bands are 95% confidence intervals (mean ± 1.96 standard errors). "
-            f"{curves.n_curves} curves."
+            "task to [0, 1] between the lowest and highest validation loss of any curve on that "
+            "task (1 before a cell's first result, and throughout on a task with no finite "
+            "loss). Each variant's regret is first averaged over its seeds on each task, then "
+            "over the tasks where it has a curve (the legend says how many): the task is the "
+            "unit, as in the rank statistics. The bands are 95% confidence intervals over "
+            "tasks, mean ± t(0.975, n - 1) · sd / √n for n tasks (no band with one task). The "
+            f"time axis runs from the first result to the last of any curve. {counts}."
         ),
-        *_figure(TIME_FIGURE, figures),
-        *_figure(TRIALS_FIGURE, figures),
         Paragraph(
-            "Mean rank of the variants' regrets over time, on the "
-            f"{curves.ranks.n_groups} (task, seed) pairs with a curve of every variant."
+            "The bounds pool the validation losses of every variant, whole-system peers "
+            "included, and a peer validates on its own split or subsamples: its validation "
+            "losses are not comparable with the recipe's, so a peer can move a task's bounds "
+            "and its own regret is only roughly on the others' scale. The final losses and the "
+            "ranks above do not depend on these bounds."
         ),
-        *_figure(RANK_FIGURE, figures),
+        figures[TIME_FIGURE],
+        figures[TRIALS_FIGURE],
+        Paragraph(
+            "Mean rank of the variants' regrets over time: on each of the "
+            f"{curves.ranks.n_tasks} tasks with a curve of every variant, the variants' "
+            "regrets (averaged over seeds) are ranked, and the ranks averaged over the tasks."
+        ),
+        figures[RANK_FIGURE],
     ]
-
-
-def _figure(name: str, figures: dict[str, str]) -> list[Block]:
-    caption = figures.get(name, "not drawn")
-    if caption.startswith("not drawn"):
-        return [Paragraph(f"`{name}`: {caption}.")]
-    return [Figure(name, caption)]
 
 
 def _per_task_section(c: Comparison) -> list[Block]:
@@ -408,12 +442,12 @@ def _per_task_section(c: Comparison) -> list[Block]:
         rows.append([str(task), *(fmt_loss(float(v)) for v in losses)])
         if np.any(np.isfinite(losses)):
             best = np.nanmin(losses)
-            bold |= {(r, 1 + i) for i, v in enumerate(losses) if v - best < c.tie}
+            bold |= {(r, 1 + i) for i, v in enumerate(losses) if v == best}
     blocks: list[Block] = [
         Heading("Loss per task"),
         Paragraph(
-            f"Mean loss over successful seeds; the best of each task in bold ({MISSING}: no "
-            "successful cell)."
+            f"Mean loss over successful seeds, rounded to a multiple of {c.tie:g}; the best of "
+            f"each task in bold, every tied variant included ({MISSING}: no successful cell)."
         ),
         Table(["task", *c.variants], rows, align="l" + "r" * len(c.variants), bold=bold),
     ]
@@ -458,34 +492,46 @@ def _first_line(text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def draw_figures(comparison: Comparison, curves: Anytime, out: Path) -> dict[str, str]:
-    """Draw every figure the data allows into ``out``: file name -> caption, or -> "not
-    drawn: why" for a figure there is nothing to draw for."""
-    figures: dict[str, str] = {}
+def draw_figures(comparison: Comparison, curves: Anytime, out: Path) -> dict[str, Block]:
+    """Draw every figure the data allows into ``out``. Returns, for each figure's file name,
+    its block in the report: the figure with its caption, or a paragraph saying why it was not
+    drawn."""
     variants = comparison.variants
+
+    def not_drawn(name: str, why: str) -> Block:
+        return Paragraph(f"`{name}`: not drawn: {why}.")
+
+    figures: dict[str, Block] = {}
     if comparison.cd is None:
-        figures[CD_FIGURE] = "not drawn: a critical-difference diagram needs 2 variants"
+        figures[CD_FIGURE] = not_drawn(CD_FIGURE, "a critical-difference diagram needs 2 variants")
     else:
         plot_critical_difference(
             variants, comparison.mean_ranks, comparison.cd, comparison.cliques, out / CD_FIGURE
         )
-        figures[CD_FIGURE] = (
+        figures[CD_FIGURE] = Figure(
+            CD_FIGURE,
             f"Critical-difference diagram: mean ranks (1 = best), CD = "
-            f"{fmt_rank(comparison.cd)} at alpha = {comparison.alpha:g}"
+            f"{fmt_rank(comparison.cd)} at alpha = {comparison.alpha:g}",
         )
-    if curves.n_curves == 0:
+    if not any(curves.n_curves.values()):
         for name in (TIME_FIGURE, TRIALS_FIGURE, RANK_FIGURE):
-            figures[name] = "not drawn: no readable curve"
+            figures[name] = not_drawn(name, "no readable curve")
         return figures
     plot_regret(curves.seconds, variants, out / TIME_FIGURE, x_label="seconds", log_x=True)
-    figures[TIME_FIGURE] = "Normalised regret of the best so far against wall time"
+    figures[TIME_FIGURE] = Figure(
+        TIME_FIGURE, "Normalised regret of the best so far against wall time, mean over tasks"
+    )
     plot_regret(curves.trials, variants, out / TRIALS_FIGURE, x_label="configurations evaluated")
-    figures[TRIALS_FIGURE] = "Normalised regret of the best so far against trials"
-    if curves.ranks.n_groups == 0:
-        figures[RANK_FIGURE] = "not drawn: no (task, seed) has a curve of every variant"
+    figures[TRIALS_FIGURE] = Figure(
+        TRIALS_FIGURE, "Normalised regret of the best so far against trials, mean over tasks"
+    )
+    if curves.ranks.n_tasks == 0:
+        figures[RANK_FIGURE] = not_drawn(RANK_FIGURE, "no task has a curve of every variant")
     else:
         plot_rank_over_time(curves.ranks, variants, out / RANK_FIGURE)
-        figures[RANK_FIGURE] = "Mean rank of the variants' regrets against wall time"
+        figures[RANK_FIGURE] = Figure(
+            RANK_FIGURE, "Mean rank over tasks of the variants' regrets against wall time"
+        )
     return figures
 
 
@@ -593,14 +639,15 @@ def plot_regret(
     x_label: str,
     log_x: bool = False,
 ) -> None:
-    """Mean normalised regret per variant against ``x_label``, with its confidence band."""
+    """Mean normalised regret over tasks per variant against ``x_label``, with its confidence
+    band."""
     figure = _new_figure(7.5, 4.5 + 0.22 * len(variants))
     ax = figure.add_subplot()
     colours = _colours(variants)
     for v in variants:
         if v not in curves.mean:
             continue
-        label = f"{v} ({curves.n_curves[v]} curves)"
+        label = f"{v} ({_count(curves.n_tasks[v], 'task')})"
         ax.step(curves.x, curves.mean[v], where="post", color=colours[v], label=label)
         ax.fill_between(
             curves.x, curves.low[v], curves.high[v], step="post", color=colours[v], alpha=0.2
@@ -627,7 +674,7 @@ def plot_rank_over_time(ranks: RankCurves, variants: Sequence[str], path: Path) 
     ax.set_ylim(0.9, len(variants) + 0.1)
     ax.set_xlabel("seconds")
     ax.set_ylabel("mean rank (1 = lowest regret)")
-    ax.set_title(f"Mean rank over time ({ranks.n_groups} task-seed pairs)")
+    ax.set_title(f"Mean rank over time ({_count(ranks.n_tasks, 'task')})")
     ax.grid(alpha=0.3)
     _legend_below(ax)
     figure.savefig(path, bbox_inches="tight")

@@ -42,7 +42,7 @@ from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
 from automl_core.evaluator import PipelineEvaluator, score_all
 from automl_core.history import RunHistory, StoredTrial
-from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric
+from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
 from automl_core.model import TrainedModel
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import (
@@ -868,15 +868,8 @@ def _benchmark_summary(task: BenchmarkTask, best_loss: float | None) -> dict[str
     if loss_range is not None:
         found["best_possible"], found["worst_possible"] = loss_range
         if best_loss is not None:
-            found["normalised_regret"] = normalised_regret(best_loss, *loss_range)
+            found["normalised_regret"] = float(normalised_regret(best_loss, *loss_range))
     return found
-
-
-def normalised_regret(loss: float, best: float, worst: float) -> float:
-    """``(loss - best) / (worst - best)``: 0 for the best candidate, 1 for the worst
-    (0 when all candidates are equally good)."""
-    span = worst - best
-    return 0.0 if span <= 0 else float((loss - best) / span)
 
 
 # ---------------------------------------------------------------------------------------------
