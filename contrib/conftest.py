@@ -1,8 +1,10 @@
 """What the peers' tests share. The strategies (``automl-smac3``, ``automl-optuna``): the real
 oboe benchmark and a cheap version of auto-sklearn's space, both searched through the real run
 loop; each package's own ``conftest.py`` names its plugin module in the ``peer_plugin``
-fixture. The whole systems (``automl-flaml``, ``automl-tpot``): small real datasets with the
-categorical columns and missing values an ablation hands them."""
+fixture. The whole systems (``automl-flaml``, ``automl-tpot``): their plugins (each package's
+``conftest.py`` names its distribution in the ``system_distribution`` fixture) and small real
+datasets with the categorical columns and missing values an ablation hands them; their checks
+are in ``system_checks.py``."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from sklearn.model_selection import train_test_split
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.space import PipelineSpace
 
-sys.path.insert(0, str(Path(__file__).parent))  # peer_checks
+sys.path.insert(0, str(Path(__file__).parent))  # peer_checks, system_checks
 
 #: Two cheap classifiers: every stage of auto-sklearn's space stays, so conditions and
 #: forbidden clauses are all there, but each evaluation takes milliseconds.
@@ -50,6 +52,16 @@ def cheap_include() -> dict[str, list[str]]:
 def cheap_space(plugins: Plugins, cheap_include: dict[str, list[str]]) -> PipelineSpace:
     """auto-sklearn's classification space with only the cheap classifiers."""
     return plugins.create("space", "autosklearn-classification", {"include": cheap_include})
+
+
+@pytest.fixture(scope="module")
+def system_plugins(system_distribution: str) -> Plugins:
+    """The core's built-ins and a whole system's distribution, through its entry point only."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AUTOML_LOAD_PLUGINS", system_distribution)
+        loaded = load_plugins()
+    assert not loaded.broken, loaded.broken
+    return loaded
 
 
 def with_categories_and_gaps(X: pd.DataFrame, seed: int = 0) -> pd.DataFrame:

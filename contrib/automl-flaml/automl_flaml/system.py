@@ -5,19 +5,20 @@ FLAML gets what a run of the same ablation cell gets and optimises the run's own
 * **Metric.** FLAML is handed a metric *function* (its ``metric=`` callable,
   ``(X_val, y_val, estimator, labels, X_train, y_train, weight_val, weight_train, *args) ->
   (val_loss, metrics)``) that computes ``metric.loss`` -- the core's loss, lower is better --
-  on ``estimator.predict_proba(X_val)`` placed into the columns of all ``k`` classes (or on
-  ``estimator.predict(X_val)`` for regression). So FLAML's validation losses, its best loss
-  and its log are all in the core's loss convention, and FLAML's search, learner selection and
-  final choice follow the run's metric, not FLAML's default (``1 - roc_auc`` or ``log_loss``).
+  on FLAML's label codes and ``estimator.predict_proba(X_val)`` (``estimator.predict(X_val)``
+  for regression). So FLAML's validation losses, its best loss and its log are all in the
+  core's loss convention, and FLAML's search, learner selection and final choice follow the
+  run's metric, not FLAML's default (``1 - roc_auc`` or ``log_loss``).
 * **Budget.** FLAML searches for ``time_budget * (1 - retrain_reserve)`` seconds; the rest is
   kept for what FLAML does after its search (refitting the chosen configuration on all rows),
   so that the whole ``fit`` stays within ``time_budget``.
 * **Cores and seed.** ``n_jobs`` goes to FLAML (its learners' threads; trials run one at a
   time), ``seed`` to FLAML's search.
-* **Labels.** FLAML label-encodes classification targets (``LabelEncoder``: a class absent
-  from ``y`` would shift the others). The metric function and the returned model map FLAML's
-  codes back to the labels ``0..k-1`` (``k = max(y) + 1``), so ``predict_proba`` always has
-  ``k`` columns in class order; a class FLAML never saw gets probability 0.
+* **Labels.** FLAML label-encodes classification targets: its learners see the codes
+  ``0..m-1`` of the ``m`` labels of ``y``. The metric function scores on those codes, and the
+  returned model follows scikit-learn: ``classes_`` are the labels of ``y`` (FLAML's label
+  encoder's classes, sorted) and ``predict_proba`` has a column per label in that order. The
+  core places the columns among all the dataset's classes.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ import numpy as np
 import pandas as pd
 
 from automl_core.contracts import System, SystemResult
+from automl_core.evaluator import predict_scores
+from automl_core.metrics import Metric
 
 log = logging.getLogger(__name__)
 
@@ -102,120 +105,71 @@ def flaml_version() -> str:
 class FLAMLMetric:
     """The metric function FLAML calls for each trial (each fold under cross-validation).
 
-    FLAML's ``y_val`` and the learners' ``classes_`` are FLAML's codes: the index of a label in
-    ``present`` (the sorted labels of ``y``). Each call's loss is appended to ``losses``, so
-    callers can see that FLAML really used it.
+    FLAML's ``y_val`` and its learners' ``classes_`` are its codes ``0..m-1``: the loss is the
+    metric's on those codes, with a probability column per code (:func:`on_codes`).
     """
 
-    def __init__(self, metric: Any, task: str, present: np.ndarray, n_classes: int) -> None:
+    def __init__(self, metric: Metric, task: str) -> None:
         self.metric = metric
         self.task = task
-        self.present = present
-        self.n_classes = n_classes
-        self.losses: list[float] = []
 
     def __call__(
-        self,
-        X_val: Any,
-        y_val: Any,
-        estimator: Any,
-        labels: Any,
-        X_train: Any,
-        y_train: Any,
-        weight_val: Any = None,
-        weight_train: Any = None,
-        *args: Any,
-        **kwargs: Any,
+        self, X_val: Any, y_val: Any, estimator: Any, *args: Any
     ) -> tuple[float, dict[str, float]]:
         start = time.perf_counter()
-        codes = np.asarray(y_val)
         if self.task == "classification":
-            proba = estimator.predict_proba(X_val)
-            y_true = self.present[codes.astype(int)]
-            predictions = place_columns(
-                proba, learner_codes(estimator, proba), self.present, self.n_classes
-            )
+            y_true, predictions = on_codes(estimator, X_val, y_val)
         else:
-            y_true = codes.astype(float)
+            y_true = np.asarray(y_val, dtype=float)
             predictions = np.asarray(estimator.predict(X_val), dtype=float)
-        pred_time = (time.perf_counter() - start) / max(len(codes), 1)
+        # Seconds per row, which FLAML reads where its ``pred_time_limit`` is set.
+        pred_time = (time.perf_counter() - start) / max(len(y_true), 1)
         try:
             loss = float(self.metric.loss(y_true, predictions))
         except ValueError as error:  # e.g. roc_auc on a fold that lacks a class
-            log.warning("flaml: %s on a validation fold failed (%s); loss inf", self.name, error)
+            name = self.metric.name
+            log.warning("flaml: %s on a validation fold failed (%s); loss inf", name, error)
             loss = math.inf
         if not math.isfinite(loss):
             loss = math.inf
-        self.losses.append(loss)
-        return loss, {self.name: loss, "pred_time": pred_time}
-
-    @property
-    def name(self) -> str:
-        return str(getattr(self.metric, "name", "loss"))
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The core's metrics hold lambdas, which pickle cannot store: a fitted AutoML (which
-        # keeps its metric) is pickled with the metric's name, resolved again when loaded.
-        state = dict(self.__dict__)
-        state["metric"] = self.name
-        state["losses"] = []
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        if isinstance(self.metric, str):
-            from automl_core.metrics import METRICS
-
-            self.metric = METRICS.get(self.metric)
+        return loss, {self.metric.name: loss, "pred_time": pred_time}
 
 
-def learner_codes(estimator: Any, proba: np.ndarray) -> np.ndarray:
-    """FLAML's codes of the columns of ``estimator.predict_proba`` (its ``classes_``)."""
-    try:
-        codes = np.asarray(estimator.classes_)
-    except AttributeError:
-        codes = None
-    if codes is None or codes.ndim != 1 or len(codes) != proba.shape[1]:
-        codes = np.arange(proba.shape[1])
-    return codes.astype(int)
-
-
-def place_columns(proba: Any, codes: np.ndarray, present: np.ndarray, n_classes: int) -> np.ndarray:
-    """An (n, n_classes) probability matrix: column ``present[code]`` holds ``proba``'s column
-    of each FLAML code; classes with no column get 0."""
-    proba = np.asarray(proba, dtype=float)
-    if proba.ndim == 1:  # a binary learner that returned P(class 1) only
-        proba = np.column_stack([1 - proba, proba])
-    full = np.zeros((proba.shape[0], n_classes))
-    full[:, present[codes]] = proba
-    return full
+def on_codes(estimator: Any, X: Any, codes: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A classifier's rows as a metric takes them, where the labels ``codes`` and the
+    classifier's ``classes_`` are FLAML's codes: the targets ``0..c-1`` and an (n, c)
+    probability matrix, with a column for each of the ``c`` codes that ``codes`` or
+    ``classes_`` hold, in order (all ``m`` unless a fold lacks a label, which FLAML's default
+    ``auto_augment`` prevents)."""
+    codes = np.asarray(codes).astype(int)
+    seen = np.union1d(np.asarray(estimator.classes_).astype(int), codes)
+    proba = predict_scores(estimator, X, int(seen[-1]) + 1)[:, seen]
+    return np.searchsorted(seen, codes), proba
 
 
 class FLAMLModel:
-    """The fitted FLAML ``AutoML`` with the ablation's interface: ``predict_proba`` has one
-    column per class ``0..k-1``, in order; ``predict`` gives labels ``0..k-1`` (classification)
-    or values (regression)."""
+    """The fitted FLAML ``AutoML`` as a scikit-learn estimator: for classification
+    ``classes_`` are the labels it was trained on (its label encoder's classes, sorted),
+    ``predict_proba`` has a column per label in that order and ``predict`` gives the label of
+    the largest; for regression ``predict`` gives values."""
 
-    def __init__(self, automl: Any, task: str, present: np.ndarray, n_classes: int) -> None:
+    def __init__(self, automl: Any, task: str) -> None:
         self.automl = automl
         self.task = task
-        self.present = present
-        self.n_classes = n_classes
-        self.classes_ = np.arange(n_classes) if task == "classification" else None
+        if task == "classification":
+            self.classes_ = np.asarray(automl.label_transformer.classes_)
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         if self.task != "classification":
             raise AttributeError("a regression model has no predict_proba")
         with warnings.catch_warnings():
             quiet_library_warnings()
-            proba = np.asarray(self.automl.predict_proba(X), dtype=float)
-        # AutoML.predict_proba gives a column per FLAML code 0..m-1 (its label encoder's
-        # classes_ are ``present``).
-        return place_columns(proba, np.arange(proba.shape[1]), self.present, self.n_classes)
+            # A column per FLAML code 0..m-1: its final learner was fitted on every label.
+            return np.asarray(self.automl.predict_proba(X), dtype=float)
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         if self.task == "classification":
-            return np.argmax(self.predict_proba(X), axis=1)
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
         with warnings.catch_warnings():
             quiet_library_warnings()
             return np.asarray(self.automl.predict(X), dtype=float)
@@ -307,23 +261,15 @@ class FLAMLSystem(System):
         y: np.ndarray,
         *,
         task: str,
-        metric: Any,
+        metric: Metric,
         time_budget: float,
         seed: int,
         n_jobs: int,
-        workdir: Any,
+        workdir: Path,
     ) -> SystemResult:
         start = time.time()
-        if task not in ("classification", "regression"):
-            raise ValueError(f"flaml: task must be classification or regression, got {task!r}")
-        if not _is_number(time_budget) or time_budget <= 0:
-            raise ValueError(f"flaml: time_budget must be positive seconds, got {time_budget!r}")
-        workdir = Path(workdir)
-        workdir.mkdir(parents=True, exist_ok=True)
         log_file = workdir / LOG_FILE
         log_file.unlink(missing_ok=True)
-        y, present, n_classes = _targets(y, task)
-        metric_function = FLAMLMetric(metric, task, present, n_classes)
         automl = self.automl_class()
         search_budget = time_budget * (1 - self.retrain_reserve) - (time.time() - start)
         with warnings.catch_warnings():
@@ -332,7 +278,7 @@ class FLAMLSystem(System):
                 X,
                 y,
                 task=task,
-                metric=metric_function,
+                metric=FLAMLMetric(metric, task),
                 time_budget=max(search_budget, 0.1),
                 max_iter=self.max_iter,
                 estimator_list=self.estimator_list,
@@ -353,27 +299,19 @@ class FLAMLSystem(System):
                 f"flaml: no configuration finished within {time_budget:g} s (see {log_file})"
             )
         offset = getattr(automl, "_start_time_flag", start) - start
-        curve = read_curve(log_file, offset)
         info = {
-            "system": "flaml",
             "flaml_version": flaml_version(),
-            "metric": metric_function.name,
             "best_estimator": automl.best_estimator,
-            "best_config": _plain(automl.best_config),
-            "estimator_list": list(getattr(automl, "estimator_list", []) or []),
-            "eval_method": getattr(getattr(automl, "_state", None), "eval_method", None),
-            "hpo_method": self.hpo_method,
-            "n_trials": len(curve),
-            "metric_calls": len(metric_function.losses),
+            "best_config": dict(automl.best_config),
+            "estimator_list": list(automl.estimator_list),
+            "eval_method": automl._state.eval_method,
             "time_to_find_best_model": automl.time_to_find_best_model,
             "search_budget": search_budget,
-            "log_file": str(log_file),
-            "model": repr(automl.model.estimator),
         }
         return SystemResult(
-            model=FLAMLModel(automl, task, present, n_classes),
+            model=FLAMLModel(automl, task),
             validation_loss=float(automl.best_loss),
-            curve=curve,
+            curve=read_curve(log_file, offset),
             info=info,
         )
 
@@ -407,20 +345,6 @@ def read_curve(log_file: Path, offset: float = 0.0) -> list[tuple[float, float]]
     return curve
 
 
-def _targets(y: Any, task: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """``y`` as FLAML gets it, the sorted labels present (FLAML's codes index them) and ``k``."""
-    y = np.asarray(y)
-    if task == "regression":
-        return y.astype(float), np.empty(0, dtype=int), 0
-    if y.size == 0 or not np.all(np.equal(np.mod(y, 1), 0)) or y.min() < 0:
-        raise ValueError("flaml: classification labels must be the integers 0..k-1")
-    y = y.astype(int)
-    present = np.unique(y)
-    if len(present) < 2:
-        raise ValueError(f"flaml: classification needs two classes in y, got {present.tolist()}")
-    return y, present, int(present[-1]) + 1
-
-
 def _check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
     if value not in choices:
         raise ValueError(f"flaml: {name} must be one of {list(choices)}, got {value!r}")
@@ -428,14 +352,3 @@ def _check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-def _plain(value: Any) -> Any:
-    """``value`` with numpy scalars made plain Python (FLAML's configs hold them)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value

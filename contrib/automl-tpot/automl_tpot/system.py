@@ -4,9 +4,9 @@ TPOT gets what a run of the same ablation cell gets and optimises the run's own 
 
 * **Metric.** TPOT's single objective (``scorers=[scorer]``, ``scorers_weights=[1]``) is a
   scikit-learn scorer built from the run's metric: ``-metric.loss`` (the core's loss, negated
-  because TPOT maximises) on ``predict_proba`` placed into the columns of all ``k`` classes,
-  or on ``predict`` for regression. So TPOT's cross-validated scores, its selection and its
-  final choice follow the run's metric, not TPOT's default (``roc_auc_ovr`` or the MSE).
+  because TPOT maximises) on TPOT's label codes and ``predict_proba``, or on ``predict`` for
+  regression. So TPOT's cross-validated scores, its selection and its final choice follow
+  the run's metric, not TPOT's default (``roc_auc_ovr`` or the MSE).
 * **Budget.** TPOT's search ends ``time_budget * (1 - reserve)`` seconds after ``fit``
   began (TPOT would count its ``max_time_mins`` from after its own set-up, and start a
   generation it has no time to evaluate: see :func:`deadline_evolver`); ``max_eval_time_mins``
@@ -23,9 +23,10 @@ TPOT gets what a run of the same ablation cell gets and optimises the run's own 
   ``object`` columns: most-frequent imputation, then one-hot), passed to TPOT as its
   ``preprocessing`` step: fitted once before TPOT's cross-validation, as TPOT does, and the
   first step of the returned pipeline.
-* **Labels.** TPOT gets the labels as codes ``0..m-1`` (indices into the labels present), so
-  it never re-encodes them; the scorer and the returned model map codes back to the labels
-  ``0..k-1`` (``k = max(y) + 1``): ``predict_proba`` always has ``k`` columns in class order.
+* **Labels.** TPOT gets the labels as codes ``0..m-1`` (indices into the ``m`` sorted labels
+  of ``y``), so it never re-encodes them; the scorer scores on those codes. The returned model
+  follows scikit-learn: ``classes_`` are the labels of ``y`` and ``predict_proba`` has a
+  column per label in that order. The core places the columns among all the dataset's classes.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ import numbers
 import sys
 import time
 import types
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,8 @@ import numpy as np
 import pandas as pd
 
 from automl_core.contracts import System, SystemResult
+from automl_core.evaluator import predict_scores
+from automl_core.metrics import Metric
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +60,9 @@ TPOT_MAX_EVAL_MINS = 10.0
 #: The name of the scorer, and so of TPOT's objective column in ``evaluated_individuals``.
 SCORE_COLUMN = "neg_loss"
 #: How much longer TPOT takes to make a generation's offspring than to generate as many new
-#: individuals (measured here: 3 to 11 times, e.g. 0.59 s against 0.19 s and 2.8 s against
-#: 0.25 s for 8 and 12): the first estimate of the time the next generation's offspring take,
-#: before one has been made.
+#: individuals (3 to 11 times in a few runs on wine while this adapter was written; not
+#: re-measured by the tests): the first estimate of the time the next generation's offspring
+#: take, before one has been made.
 OFFSPRING_PER_INITIAL = 5.0
 OUTPUT_FILE = "tpot.out"
 INDIVIDUALS_FILE = "tpot_individuals.csv"
@@ -89,37 +91,33 @@ def import_tpot() -> types.ModuleType:
 
 class TPOTScorer:
     """The scorer TPOT maximises: ``-metric.loss``. ``y`` and the pipelines' ``classes_`` are
-    codes, indices into ``present`` (the sorted labels of the training rows)."""
+    TPOT's codes ``0..m-1``; the loss is the metric's on them, with a probability column per
+    code (:func:`on_codes`)."""
 
-    def __init__(self, metric: Any, task: str, present: np.ndarray, n_classes: int) -> None:
+    def __init__(self, metric: Metric, task: str) -> None:
         self.__name__ = SCORE_COLUMN  # TPOT names its objective after the scorer
         self.metric = metric
         self.task = task
-        self.present = present
-        self.n_classes = n_classes
 
     def __call__(self, estimator: Any, X: Any, y: Any) -> float:
-        codes = np.asarray(y)
         if self.task == "classification":
-            proba = np.asarray(estimator.predict_proba(X), dtype=float)
-            predictions = place_columns(
-                proba, np.asarray(estimator.classes_).astype(int), self.present, self.n_classes
-            )
-            y_true = self.present[codes.astype(int)]
+            y_true, predictions = on_codes(estimator, X, y)
         else:
+            y_true = np.asarray(y, dtype=float)
             predictions = np.asarray(estimator.predict(X), dtype=float)
-            y_true = codes.astype(float)
         return 0.0 - float(self.metric.loss(y_true, predictions))
 
 
-def place_columns(
-    proba: np.ndarray, codes: np.ndarray, present: np.ndarray, n_classes: int
-) -> np.ndarray:
-    """An (n, n_classes) probability matrix: column ``present[code]`` holds ``proba``'s column
-    of each code; classes with no column get 0."""
-    full = np.zeros((proba.shape[0], n_classes))
-    full[:, present[codes]] = proba
-    return full
+def on_codes(estimator: Any, X: Any, codes: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A classifier's rows as a metric takes them, where the labels ``codes`` and the
+    classifier's ``classes_`` are TPOT's codes: the targets ``0..c-1`` and an (n, c)
+    probability matrix, with a column for each of the ``c`` codes that ``codes`` or
+    ``classes_`` hold, in order. ``c`` is ``m`` unless TPOT left a class out of its search
+    (fewer rows than folds), which then gets no column."""
+    codes = np.asarray(codes).astype(int)
+    seen = np.union1d(np.asarray(estimator.classes_).astype(int), codes)
+    proba = predict_scores(estimator, X, int(seen[-1]) + 1)[:, seen]
+    return np.searchsorted(seen, codes), proba
 
 
 def preprocessor() -> Any:
@@ -146,27 +144,23 @@ def preprocessor() -> Any:
 
 
 class TPOTModel:
-    """TPOT's fitted pipeline (preprocessing first) with the ablation's interface:
-    ``predict_proba`` has one column per class ``0..k-1``, in order; ``predict`` gives labels
-    ``0..k-1`` (classification) or values (regression)."""
+    """TPOT's fitted pipeline (preprocessing first) as a scikit-learn estimator: for
+    classification ``classes_`` are the labels it was trained on (``labels[code]`` of the
+    pipeline's codes), ``predict_proba`` has a column per label in that order and ``predict``
+    gives the label of the largest; for regression ``predict`` gives values."""
 
-    def __init__(self, pipeline: Any, task: str, present: np.ndarray, n_classes: int) -> None:
+    def __init__(self, pipeline: Any, labels: np.ndarray | None = None) -> None:
         self.pipeline = pipeline
-        self.task = task
-        self.present = present
-        self.n_classes = n_classes
-        self.classes_ = np.arange(n_classes) if task == "classification" else None
+        if labels is not None:
+            self.classes_ = labels[np.asarray(pipeline.classes_).astype(int)]
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
-        if self.task != "classification":
-            raise AttributeError("a regression model has no predict_proba")
-        proba = np.asarray(self.pipeline.predict_proba(X), dtype=float)
-        codes = np.asarray(self.pipeline.classes_).astype(int)
-        return place_columns(proba, codes, self.present, self.n_classes)
+        # A regressor's pipeline has no predict_proba: AttributeError, as scikit-learn's.
+        return np.asarray(self.pipeline.predict_proba(X), dtype=float)
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
-        if self.task == "classification":
-            return np.argmax(self.predict_proba(X), axis=1)
+        if hasattr(self, "classes_"):
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
         return np.asarray(self.pipeline.predict(X), dtype=float)
 
     def __repr__(self) -> str:
@@ -178,18 +172,20 @@ class TPOTSystem(System):
     run's budget; see the module docstring.
 
     ``search_space``, ``cv``, ``population_size``, ``generations`` and ``early_stop`` are
-    TPOT's own parameters, with TPOT's defaults (``generations=None``: until the time is
-    up). ``max_eval_time_mins`` limits one pipeline's evaluation (none: a tenth of the
-    budget, at most 10 minutes). ``reserve`` is the share of the budget kept for what TPOT
-    does after its deadline. ``processes`` runs the Dask workers as processes rather than
-    threads.
+    TPOT's own parameters (``generations=None``: until the time is up). The first three
+    default to a light search (``linear-light``, 5 folds, 20 pipelines a generation) rather
+    than TPOT's (``linear``, 10 folds, 50), which is made for hours: an ablation's budgets are
+    tens of seconds to minutes, and TPOT's first generation has to be evaluated in them.
+    ``max_eval_time_mins`` limits one pipeline's evaluation (none: a tenth of the budget, at
+    most 10 minutes). ``reserve`` is the share of the budget kept for what TPOT does after its
+    deadline. ``processes`` runs the Dask workers as processes rather than threads.
     """
 
     def __init__(
         self,
-        search_space: str = "linear",
-        cv: int = 10,
-        population_size: int = 50,
+        search_space: str = "linear-light",
+        cv: int = 5,
+        population_size: int = 20,
         generations: int | None = None,
         early_stop: int | None = None,
         max_eval_time_mins: float | None = None,
@@ -237,23 +233,17 @@ class TPOTSystem(System):
         y: np.ndarray,
         *,
         task: str,
-        metric: Any,
+        metric: Metric,
         time_budget: float,
         seed: int,
         n_jobs: int,
-        workdir: Any,
+        workdir: Path,
     ) -> SystemResult:
         start = time.time()
-        if task not in ("classification", "regression"):
-            raise ValueError(f"tpot: task must be classification or regression, got {task!r}")
-        if not _is_number(time_budget) or time_budget <= 0:
-            raise ValueError(f"tpot: time_budget must be positive seconds, got {time_budget!r}")
-        if not _is_int(n_jobs) or n_jobs < 1:
-            raise ValueError(f"tpot: n_jobs must be a positive integer, got {n_jobs!r}")
-        workdir = Path(workdir)
-        workdir.mkdir(parents=True, exist_ok=True)
-        codes, present, n_classes = _targets(y, task)
-        scorer = TPOTScorer(metric, task, present, n_classes)
+        deadline = start + time_budget * (1 - self.reserve)
+        classification = task == "classification"
+        # Classification: TPOT gets the codes 0..m-1, indices into the labels of y.
+        labels, codes = np.unique(y, return_inverse=True) if classification else (None, y)
         max_eval_mins = self.max_eval_time_mins or min(TPOT_MAX_EVAL_MINS, time_budget / 600)
 
         from distributed import Client, LocalCluster
@@ -263,39 +253,34 @@ class TPOTSystem(System):
         )
         client = Client(cluster)
         try:
-            classification = task == "classification"
             # What TPOTClassifier/TPOTRegressor.fit do: the template space for this data, then
             # a TPOTEstimator. Built here so that its evolver can be given the deadline.
             space = self.tpot.config.template_search_spaces.get_template_search_spaces(
                 self.search_space,
                 classification=classification,
                 inner_predictors=None,
-                n_classes=len(present) if classification else None,
+                n_classes=len(labels) if classification else None,
                 n_samples=len(codes),
                 n_features=X.shape[1],
                 random_state=seed,
             )
-            deadline = start + time_budget * (1 - self.reserve)
-            with warnings.catch_warnings():
-                # "Both generations and max_time_mins are set": the first one reached stops it.
-                warnings.filterwarnings("ignore", message="Both generations and max_time_mins")
-                estimator = self.tpot.TPOTEstimator(
-                    search_space=space,
-                    scorers=[scorer],
-                    scorers_weights=[1],
-                    classification=classification,
-                    cv=self.cv,
-                    population_size=self.population_size,
-                    generations=self.generations,
-                    early_stop=self.early_stop,
-                    max_time_mins=(deadline - time.time()) / 60,
-                    max_eval_time_mins=max_eval_mins,
-                    n_jobs=n_jobs,
-                    client=client,
-                    random_state=seed,
-                    preprocessing=preprocessor(),
-                    verbose=0,
-                )
+            estimator = self.tpot.TPOTEstimator(
+                search_space=space,
+                scorers=[TPOTScorer(metric, task)],
+                scorers_weights=[1],
+                classification=classification,
+                cv=self.cv,
+                population_size=self.population_size,
+                generations=self.generations,
+                early_stop=self.early_stop,
+                max_time_mins=None,  # the deadline evolver sets it when the search begins
+                max_eval_time_mins=max_eval_mins,
+                n_jobs=n_jobs,
+                client=client,
+                random_state=seed,
+                preprocessing=preprocessor(),
+                verbose=0,
+            )
             estimator._evolver = deadline_evolver(estimator._evolver, deadline)
             # TPOT prints, and its pipelines warn in every fold, into the cell's folder. The
             # warning filters stay as they are: TPOT's worker threads save and restore them
@@ -316,27 +301,21 @@ class TPOTSystem(System):
             _close(client, cluster)
         individuals = estimator.evaluated_individuals
         _save_individuals(individuals, workdir / INDIVIDUALS_FILE, start)
-        curve = read_curve(individuals, start)
         best = estimator.selected_best_score
-        validation_loss = 0.0 - float(best[SCORE_COLUMN]) if best is not None else None
         info = {
-            "system": "tpot",
             "tpot_version": str(self.tpot.__version__),
-            "metric": str(getattr(metric, "name", "loss")),
+            "pipeline": describe(estimator.fitted_pipeline_),
             "search_space": self.search_space,
             "cv": self.cv,
-            "pipeline": describe(estimator.fitted_pipeline_),
-            "n_evaluated": sum(math.isfinite(loss) for _, loss in curve),
-            "n_failed": sum(not math.isfinite(loss) for _, loss in curve),
-            "generations": int(individuals["Generation"].max()) + 1,
-            "search_seconds": deadline - start,
+            "population_size": self.population_size,
             "max_eval_time_mins": max_eval_mins,
-            "log_files": [OUTPUT_FILE, INDIVIDUALS_FILE],
+            "generations": int(individuals["Generation"].max()) + 1,
+            "search_budget": deadline - start,
         }
         return SystemResult(
-            model=TPOTModel(estimator.fitted_pipeline_, task, present, n_classes),
-            validation_loss=validation_loss,
-            curve=curve,
+            model=TPOTModel(estimator.fitted_pipeline_, labels),
+            validation_loss=0.0 - float(best[SCORE_COLUMN]) if best is not None else None,
+            curve=read_curve(individuals, start),
             info=info,
         )
 
@@ -478,20 +457,6 @@ def _close(client: Any, cluster: Any) -> None:
         cluster.close(timeout=5)
     except Exception as error:  # closing must not lose the result
         log.warning("tpot: closing the Dask cluster failed: %s", error)
-
-
-def _targets(y: Any, task: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """``y`` as TPOT gets it (codes ``0..m-1`` for classification), the sorted labels present
-    (codes index them) and ``k``."""
-    y = np.asarray(y)
-    if task == "regression":
-        return y.astype(float), np.empty(0, dtype=int), 0
-    if y.size == 0 or not np.all(np.equal(np.mod(y, 1), 0)) or y.min() < 0:
-        raise ValueError("tpot: classification labels must be the integers 0..k-1")
-    present, codes = np.unique(y.astype(int), return_inverse=True)
-    if len(present) < 2:
-        raise ValueError(f"tpot: classification needs two classes in y, got {present.tolist()}")
-    return codes, present, int(present[-1]) + 1
 
 
 def _is_number(value: Any) -> bool:
