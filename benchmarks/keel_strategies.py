@@ -30,9 +30,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import mannwhitneyu, rankdata, wilcoxon
+from scipy.stats import mannwhitneyu
 from table_lookup import search_section
 
+from automl_core.compare import DEFAULT_TIE, mean_ranks, pairwise
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import run
@@ -40,8 +41,6 @@ from automl_core.runner import run
 DATASETS = ("australian", "german", "pima", "vehicle", "contraceptive", "segment", "splice",
             "phoneme", "wdbc", "tic-tac-toe")  # fmt: skip
 METRIC = "balanced_accuracy"
-#: Score differences below this count as ties (one test row in a few hundred).
-TIE = 1e-3
 
 
 def recipe_for(dataset: str, spec: str, seed: int, args: argparse.Namespace) -> dict:
@@ -121,7 +120,10 @@ def print_tables(rows: list[dict]) -> None:
                 scores[v, datasets.index(r["dataset"]), seeds.index(r["seed"])] = r[kind]
     names = [f"{spec} {'+ ensemble' if kind == 'ensemble' else 'best'}" for spec, kind in variants]
     means = np.nanmean(scores, axis=2)  # variants x datasets
-    ranks = rankdata(-means, axis=0)
+    # As losses (datasets x variants), rounded as automl compare rounds them (its default
+    # tie), for the same statistics.
+    losses = np.round(-means.T / DEFAULT_TIE) * DEFAULT_TIE
+    ranks = mean_ranks(losses)
     seconds = {s: np.mean([r["seconds"] for r in rows if r["strategy"] == s]) for s, _ in variants}
     per_dataset = [len({r["seed"] for r in rows if r["dataset"] == d}) for d in datasets]
     counts = (
@@ -133,7 +135,7 @@ def print_tables(rows: list[dict]) -> None:
     print("| variant | mean test score | mean rank | search s per run |")
     print("|---|---|---|---|")
     for v, name in enumerate(names):
-        print(f"| {name} | {np.nanmean(means[v]):.4f} | {ranks[v].mean():.2f} | "
+        print(f"| {name} | {np.nanmean(means[v]):.4f} | {ranks[v]:.2f} | "
               f"{seconds[variants[v][0]]:.1f} |")  # fmt: skip
     print("\nper dataset (mean over seeds)\n")
     print("| dataset | " + " | ".join(names) + " |")
@@ -143,15 +145,13 @@ def print_tables(rows: list[dict]) -> None:
             f"| {dataset} | " + " | ".join(f"{means[v, d]:.4f}" for v in range(len(names))) + " |"
         )
     print("\nduels: wins / ties / losses of A against B over datasets (mean over seeds), "
-          "Wilcoxon signed-rank p over datasets, and datasets where a Mann-Whitney U test "
-          "over seeds is significant at 5% (A better / B better)\n")  # fmt: skip
-    print("| A | B | W / T / L | Wilcoxon p | MWW sig. A / B |")
-    print("|---|---|---|---|---|")
-    for a, b in itertools.combinations(range(len(names)), 2):
-        diff = means[a] - means[b]
-        wins, losses = int((diff > TIE).sum()), int((diff < -TIE).sum())
-        ties = len(diff) - wins - losses
-        p = wilcoxon(means[a], means[b]).pvalue if wins + losses else 1.0
+          "Wilcoxon signed-rank p over datasets and Holm's adjustment of it over the pairs, "
+          "and datasets where a Mann-Whitney U test over seeds is significant at 5% "
+          "(A better / B better)\n")  # fmt: skip
+    print("| A | B | W / T / L | Wilcoxon p | Holm p | MWW sig. A / B |")
+    print("|---|---|---|---|---|---|")
+    duels = pairwise(losses, names)
+    for (a, b), duel in zip(itertools.combinations(range(len(names)), 2), duels, strict=True):
         sig_a = sig_b = 0
         for d in range(len(datasets)):
             x, y = scores[a, d], scores[b, d]
@@ -160,8 +160,12 @@ def print_tables(rows: list[dict]) -> None:
                     sig_a += 1
                 elif mannwhitneyu(x, y, alternative="less").pvalue < 0.05:
                     sig_b += 1
-        print(f"| {names[a]} | {names[b]} | {wins} / {ties} / {losses} | {p:.3f} | "
-              f"{sig_a} / {sig_b} |")  # fmt: skip
+        print(f"| {names[a]} | {names[b]} | {duel.wins} / {duel.ties} / {duel.losses} | "
+              f"{_p(duel.p_value)} | {_p(duel.p_holm)} | {sig_a} / {sig_b} |")  # fmt: skip
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def main() -> None:
