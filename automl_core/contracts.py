@@ -126,6 +126,9 @@ class TaskDescription:
     n_features: int
     metric: str
     metafeatures: Mapping[str, float] = field(default_factory=dict)
+    #: Other names of the same dataset (its OpenML name or id, lower case), so that a
+    #: warm-starter can leave the dataset itself out of its meta-data (leave-one-out).
+    aliases: tuple[str, ...] = ()
 
 
 class MetaFeatureProvider(abc.ABC):
@@ -152,8 +155,31 @@ class WarmStarter(abc.ABC):
     """Chooses initial configurations (and possibly a pretrained model) for a new task."""
 
     @abc.abstractmethod
-    def suggest(self, task: TaskDescription, space: SearchSpace, n: int) -> WarmStart:
-        """Up to ``n`` configurations, valid in ``space``, best first."""
+    def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
+        """Up to ``n`` configurations, valid in ``space``, best first (``n`` None: as many as
+        the warm-starter itself chooses, e.g. its whole portfolio)."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a run spends its budget (Auto-sklearn 2.0's *policy*): the resampling, written as
+    in a recipe (``{"holdout": 0.33}``, ``{"cv": 5}``), and whether candidates are raced by
+    successive halving instead of each getting the full budget."""
+
+    name: str
+    resampling: Mapping[str, float]
+    halving: bool
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+class PolicySelector(abc.ABC):
+    """Chooses a run's policy from what is known before the search (``task.resampling:
+    auto`` in a recipe)."""
+
+    @abc.abstractmethod
+    def select(self, task: TaskDescription, time_budget: float | None) -> Policy:
+        """The policy for ``task`` given the search's time budget in seconds (None: the run
+        is bounded by trials only)."""
 
 
 # ---------------------------------------------------------------------------------------------

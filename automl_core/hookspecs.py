@@ -49,6 +49,12 @@ def register_warmstarters(register: Any) -> None:
 
 
 @hookspec
+def register_policy_selectors(register: Any) -> None:
+    """Register :class:`~automl_core.contracts.PolicySelector` factories (``task.resampling:
+    auto`` uses the one named ``auto-sklearn-2``; ``{auto: NAME}`` another)."""
+
+
+@hookspec
 def register_executors(register: Any) -> None:
     """Register :class:`~automl_core.contracts.Executor` factories."""
 

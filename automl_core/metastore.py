@@ -116,6 +116,36 @@ def load_metadata(folder: Path) -> MetaData:
         raise DatasetError(f"meta-data folder {folder} is inconsistent: {error}") from error
 
 
+def resolve_metadata(
+    reference: str | Path | MetaData, params: dict[str, Any] | None = None
+) -> MetaData:
+    """The meta-data a component's parameter names: a registered meta-data source
+    (``autosklearn``, ``oboe``... see ``automl data list``) built with ``params``, a path to a
+    meta-data folder, or a :class:`MetaData` given in code (returned as is).
+
+    Warm-starters and meta-trained surrogates call this when they first need their
+    meta-data, not in their constructors: listing or validating a recipe must not download.
+    """
+    if isinstance(reference, MetaData):
+        return reference
+    text = str(reference)
+    from automl_core.plugins import load_plugins  # here: plugins imports this module's users
+
+    plugins = load_plugins()
+    names = plugins.registry.names("metadata")
+    if text in names:
+        return plugins.create("metadata", text, params or {}).load()
+    folder = Path(text).expanduser()
+    if is_metadata_folder(folder):
+        if params:
+            raise DatasetError(f"meta-data folder {folder} takes no parameters, got {params}")
+        return load_metadata(folder)
+    raise DatasetError(
+        f"no meta-data {text!r}: neither a registered source ({', '.join(sorted(names))}) "
+        "nor a meta-data folder (docs/data.md describes the format)"
+    )
+
+
 def is_metadata_folder(folder: Path) -> bool:
     """Whether ``folder`` holds a complete meta-data folder of the current format."""
     path = Path(folder) / METADATA_FILE

@@ -48,6 +48,7 @@ KINDS: dict[str, str] = {
     "surrogate": "register_surrogates",
     "metafeature_provider": "register_metafeature_providers",
     "warmstarter": "register_warmstarters",
+    "policy_selector": "register_policy_selectors",
     "executor": "register_executors",
     "ensembler": "register_ensemblers",
     "benchmark": "register_benchmarks",

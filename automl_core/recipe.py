@@ -58,6 +58,9 @@ class TaskSpec:
     split_seed: int | None = None
     benchmark: ComponentRef | None = None
     suite: str | None = None
+    #: ``resampling: auto``: the policy selector that chooses the resampling (and whether
+    #: to race candidates by successive halving) once the data's size is known.
+    policy: ComponentRef | None = None
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,9 @@ class SearchSpec:
 @dataclass(frozen=True)
 class WarmStartSpec:
     starter: ComponentRef
-    configs: int = 25
+    #: How many configurations to ask for; None lets the warm-starter decide (its own
+    #: default: 25 nearest-dataset configurations, a whole portfolio...).
+    configs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -364,7 +369,12 @@ def _task(value: Any) -> TaskSpec:
         target=None if target is None else _string("task.target", target),
         type=task_type,
         metric=metric,
-        resampling=_resampling(data.get("resampling", {"holdout": 0.33})),
+        resampling=(
+            Resampling()
+            if _policy(data.get("resampling")) is not None
+            else parse_resampling(data.get("resampling", {"holdout": 0.33}))
+        ),
+        policy=_policy(data.get("resampling")),
         test_size=test_size,
         split_seed=split_seed,
     )
@@ -414,8 +424,23 @@ def _space(value: Any, task: TaskSpec) -> ComponentRef | None:
     return _component("space", value)
 
 
-def _resampling(value: Any) -> Resampling:
-    expected = "{holdout: <fraction in (0, 1)>} or {cv: <folds >= 2>}"
+#: The policy selector ``task.resampling: auto`` uses.
+DEFAULT_POLICY_SELECTOR = "auto-sklearn-2"
+
+
+def _policy(value: Any) -> ComponentRef | None:
+    """``auto`` or ``{auto: <selector name>}``: let a policy selector choose the resampling."""
+    if value == "auto":
+        return ComponentRef(DEFAULT_POLICY_SELECTOR)
+    if isinstance(value, dict) and list(value) == ["auto"]:
+        return ComponentRef(_string("task.resampling.auto", value["auto"]))
+    return None
+
+
+def parse_resampling(value: Any) -> Resampling:
+    expected = (
+        "{holdout: <fraction in (0, 1)>}, {cv: <folds >= 2>}, or auto (a policy selector chooses)"
+    )
     if not isinstance(value, dict) or len(value) != 1:
         raise RecipeError("task.resampling", value, expected)
     ((kind, amount),) = value.items()
@@ -497,8 +522,10 @@ def _warmstart(value: Any) -> WarmStartSpec | None:
         return WarmStartSpec(ComponentRef(_string("warmstart", value)))
     data = _mapping("warmstart", value, "a warm-starter name or {starter, params, configs}")
     _check_keys("warmstart", data, ("starter", "params", "configs"))
-    configs = _number("warmstart.configs", data.get("configs", 25), low=1, integer=True)
     starter = _component("warmstart", {k: v for k, v in data.items() if k != "configs"}, "starter")
+    if data.get("configs") is None:
+        return WarmStartSpec(starter)
+    configs = _number("warmstart.configs", data["configs"], low=1, integer=True)
     return WarmStartSpec(starter, int(configs))
 
 
@@ -543,6 +570,8 @@ def component_refs(recipe: Recipe) -> list[tuple[str, str, ComponentRef]]:
         refs.append(("metafeatures", "metafeature_provider", recipe.metafeatures))
     if recipe.warmstart:
         refs.append(("warmstart.starter", "warmstarter", recipe.warmstart.starter))
+    if recipe.task.policy:
+        refs.append(("task.resampling", "policy_selector", recipe.task.policy))
     if recipe.ensemble:
         refs.append(("ensemble", "ensembler", recipe.ensemble))
     return refs

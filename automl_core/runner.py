@@ -33,30 +33,37 @@ from automl_core.contracts import (
     Evaluator,
     Executor,
     Fidelity,
+    Policy,
     SearchContext,
     SearchStrategy,
     TaskDescription,
     WarmStart,
 )
 from automl_core.dataset import Dataset, check_dataset
-from automl_core.errors import AutoMLError, DatasetError, RecipeError
-from automl_core.evaluator import PipelineEvaluator, score_all
+from automl_core.errors import AutoMLError, DatasetError, PluginError, RecipeError
+from automl_core.evaluator import PipelineEvaluator, Resampling, score_all
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
 from automl_core.model import TrainedModel
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import (
     MEMORY_SOURCE,
+    ComponentRef,
     Recipe,
     check_names,
     component_refs,
     data_fidelity,
+    parse_resampling,
 )
 from automl_core.sources import load_dataset, parse_reference
 from automl_core.space import BuildContext, PipelineSpace, SearchSpace
 from automl_core.trial import Result, Status, Trial
 
 HISTORY_FILE = "history.sqlite"
+#: Strategies that already race candidates over budgets: a policy of successive halving
+#: leaves them as they are; any other strategy is replaced by ``HALVING_STRATEGY``.
+MULTI_FIDELITY_STRATEGIES = ("successive_halving", "hyperband", "asha")
+HALVING_STRATEGY = "successive_halving"
 MODEL_FILE = "model.joblib"
 RECIPE_FILE = "recipe.yaml"
 SUMMARY_FILE = "summary.json"
@@ -136,6 +143,8 @@ class DataTask:
     metric: Metric
     space: PipelineSpace
     evaluator: PipelineEvaluator
+    #: What the policy selector chose (``task.resampling: auto``); None otherwise.
+    policy: Policy | None = None
 
 
 @dataclass
@@ -235,8 +244,11 @@ def prepare(
         assert surrogate is not None
         return plugins.create("surrogate", surrogate.name, _seeded(plugins, surrogate, recipe))
 
+    strategy_ref = policy_strategy(recipe, data.policy if data is not None else None)
     strategy = plugins.create(
-        "search_strategy", recipe.search.strategy.name, recipe.search.strategy.params
+        "search_strategy",
+        strategy_ref.name,
+        strategy_ref.params if strategy_ref is recipe.search.strategy else {},
     )
     strategy.setup(
         SearchContext(
@@ -365,16 +377,66 @@ def _data_task(
         n_features=train.n_features,
         metric=metric.name,
         metafeatures=_metafeatures(recipe, plugins, train),
+        aliases=dataset_aliases(dataset),
     )
+    policy = choose_policy(recipe, plugins, task)
     evaluator = PipelineEvaluator(
         train,
         space,
         metric,
-        recipe.task.resampling,
+        policy_resampling(policy) if policy else recipe.task.resampling,
         recipe.seed,
         fidelity=data_fidelity(recipe.search.fidelity).kind,
     )
-    return task, space, evaluator, DataTask(dataset, train, test, metric, space, evaluator)
+    data_task = DataTask(dataset, train, test, metric, space, evaluator, policy)
+    return task, space, evaluator, data_task
+
+
+def choose_policy(recipe: Recipe, plugins: Plugins, task: TaskDescription) -> Policy | None:
+    """The policy selector's choice for ``task`` when the recipe says ``resampling: auto``.
+
+    It is told the search's wall time; a selector is deterministic, so a resumed run makes
+    the same choice.
+    """
+    if recipe.task.policy is None:
+        return None
+    selector = plugins.create("policy_selector", recipe.task.policy.name, recipe.task.policy.params)
+    wall = recipe.budget.wall_time
+    policy = selector.select(task, wall)
+    if not isinstance(policy, Policy):
+        raise PluginError(
+            f"policy selector {recipe.task.policy.name!r} returned {type(policy).__name__}, "
+            "not a Policy"
+        )
+    return policy
+
+
+def policy_resampling(policy: Policy) -> Resampling:
+    """The policy's resampling, checked as a recipe's would be."""
+    try:
+        return parse_resampling(dict(policy.resampling))
+    except RecipeError as error:
+        raise PluginError(f"policy {policy.name!r} has an invalid resampling: {error}") from None
+
+
+def policy_strategy(recipe: Recipe, policy: Policy | None) -> ComponentRef:
+    """The strategy the run uses: the recipe's, or successive halving (with the recipe's
+    surrogate, BOHB-style, as Auto-sklearn 2.0 combines them) when the policy races
+    candidates and the recipe's strategy does not already spend budgets."""
+    strategy = recipe.search.strategy
+    if policy is None or not policy.halving or strategy.name in MULTI_FIDELITY_STRATEGIES:
+        return strategy
+    return ComponentRef(HALVING_STRATEGY)
+
+
+def dataset_aliases(dataset: Dataset) -> tuple[str, ...]:
+    """The lower-case names ``dataset`` may have in meta-data: the source's own name for it
+    (``german`` of ``keel:german``) and, where the source knows it, its OpenML name. Data
+    held in memory has only the name its caller chose, which says nothing."""
+    source, _, reference = dataset.name.partition(":")
+    own = "" if source == MEMORY_SOURCE else reference
+    names = [own, str(dataset.info.get("openml_name", ""))]
+    return tuple(dict.fromkeys(n.lower() for n in names if n))
 
 
 def in_memory_dataset(recipe: Recipe, dataset: Dataset) -> Dataset:
@@ -460,6 +522,7 @@ def _benchmark_task(
         n_rows=0,
         n_features=0,
         metric=benchmark.metric,
+        aliases=(dataset.lower(),),
     )
     lookup = BenchmarkTask(ref.name, benchmark, dataset)
     return task, space, benchmark.evaluator(dataset, recipe.seed), lookup
@@ -1020,6 +1083,18 @@ def _write_metadata(history: RunHistory, setup: Setup, plugins: Plugins) -> None
         )
     history.set_meta("metric", setup.metric_name)
     history.set_meta("metafeatures", dict(setup.task.metafeatures))
+    policy = setup.data.policy if setup.data is not None else None
+    if policy is not None:
+        history.set_meta(
+            "policy",
+            {
+                "name": policy.name,
+                "resampling": dict(policy.resampling),
+                "halving": policy.halving,
+                "strategy": policy_strategy(setup.recipe, policy).name,
+                "info": dict(policy.info),
+            },
+        )
     history.set_meta("started_at", time.time())
 
 

@@ -19,6 +19,8 @@ from automl_core import hookimpl
 from automl_core.contracts import (
     Ensembler,
     MetaFeatureProvider,
+    Policy,
+    PolicySelector,
     SearchStrategy,
     Surrogate,
     TaskDescription,
@@ -172,6 +174,20 @@ class FixedWarmStarter(WarmStarter):
         return WarmStart(configs[:n])
 
 
+class FixedPolicySelector(PolicySelector):
+    """Chooses the policy its parameters name; records what it was told."""
+
+    seen: ClassVar[list[tuple[TaskDescription, float | None]]] = []
+
+    def __init__(self, resampling: dict | None = None, halving: bool = False) -> None:
+        self.resampling = resampling or {"cv": 3}
+        self.halving = halving
+
+    def select(self, task: TaskDescription, time_budget: float | None) -> Policy:
+        FixedPolicySelector.seen.append((task, time_budget))
+        return Policy("fixed", self.resampling, self.halving, {"why": "a test"})
+
+
 class MeanSurrogate(Surrogate):
     """Predicts the mean loss everywhere, with unit uncertainty."""
 
@@ -262,6 +278,10 @@ class DoublesPlugin:
     @hookimpl
     def register_warmstarters(self, register: Any) -> None:
         register("fixed", FixedWarmStarter)
+
+    @hookimpl
+    def register_policy_selectors(self, register: Any) -> None:
+        register("fixed-policy", FixedPolicySelector)
 
     @hookimpl
     def register_surrogates(self, register: Any) -> None:

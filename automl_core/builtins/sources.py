@@ -62,6 +62,11 @@ SKLEARN_DATASETS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The bundled datasets that are copies of an OpenML dataset (digits is not optdigits: 8x8
+#: images of 1,797 digits against OpenML's 5,620).
+SKLEARN_OPENML_NAMES = {"breast_cancer": "wdbc", "iris": "iris", "wine": "wine"}
+
+
 def load_sklearn(reference: str, *, target: str | None = None, task: str | None = None) -> Dataset:
     """One of scikit-learn's bundled datasets: iris, wine, breast_cancer, digits
     (classification) or diabetes (regression).
@@ -101,6 +106,8 @@ def load_sklearn(reference: str, *, target: str | None = None, task: str | None 
     }
     if "target_names" in bunch:
         info["target_names"] = [str(t) for t in bunch.target_names]
+    if reference in SKLEARN_OPENML_NAMES:
+        info["openml_name"] = SKLEARN_OPENML_NAMES[reference]
     return check_dataset(Dataset(name=name, X=X, y=y, task=own_task, info=info))
 
 
@@ -202,6 +209,22 @@ _KEEL_COLLECTIONS = ("balanced", "imbalanced")
 #: ``?`` is KEEL's other marker, and an empty field can only mean missing.
 KEEL_MISSING = ("<null>", "?", "")
 KEEL_TARGET = "class"
+#: KEEL names whose OpenML twin is named otherwise (lower case), so that meta-learning can
+#: leave a KEEL dataset's own OpenML entry out of its meta-data (``Dataset.info
+#: ["openml_name"]``). The other KEEL datasets carry their OpenML names already.
+KEEL_OPENML_NAMES = {
+    "chess": "kr-vs-kp",
+    "contraceptive": "cmc",
+    "crx": "credit-approval",
+    "german": "credit-g",
+    "housevotes": "vote",
+    "magic": "magictelescope",
+    "mammographic": "mammographic-mass",
+    "penbased": "pendigits",
+    "pima": "diabetes",
+    "ring": "ringnorm",
+    "wisconsin": "breast-w",
+}
 
 
 def keel_names() -> list[str]:
@@ -251,6 +274,7 @@ def load_keel(reference: str, *, target: str | None = None, task: str | None = N
         "columns": [str(c) for c in X.columns],
         "target": KEEL_TARGET,
         "header": False,  # the files have none: the column names are positional
+        "openml_name": KEEL_OPENML_NAMES.get(reference, reference),
     }
     return check_dataset(Dataset(name=name, X=X, y=y, task="classification", info=info))
 

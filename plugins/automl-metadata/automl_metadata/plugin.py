@@ -11,6 +11,7 @@ from automl_metadata.autosklearn import AutoSklearnMetaData
 from automl_metadata.deeppipe import PMF, TensorOboe
 from automl_metadata.lcdb import LCDB
 from automl_metadata.oboe import Oboe
+from automl_metadata.oboe_autosklearn import OboeAutoSklearn
 
 #: name -> (source, description). The pool sources are also table-lookup benchmarks.
 SOURCES: dict[str, tuple[type[MetaDataSource], str]] = {
@@ -20,6 +21,10 @@ SOURCES: dict[str, tuple[type[MetaDataSource], str]] = {
         "Tensor-OBOE meta-dataset (DeepPipe): 551 datasets x 23,424 five-stage pipelines",
     ),
     "oboe": (Oboe, "Oboe: 418 datasets x 219 configurations, dense errors and runtimes"),
+    "oboe-autosklearn": (
+        OboeAutoSklearn,
+        "Oboe's errors and runtimes, its models translated into autosklearn-classification",
+    ),
     "lcdb": (LCDB, "LCDB learning curves: 248 datasets x 20 learners, train size as fidelity"),
     "autosklearn": (
         AutoSklearnMetaData,

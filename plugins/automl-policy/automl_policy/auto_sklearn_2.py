@@ -1,0 +1,118 @@
+"""The ``auto-sklearn-2`` policy selector: trained on simulated runs over LCDB's datasets.
+
+At the first selection for a time budget, every policy's run is simulated on LCDB's 197
+datasets that have sizes (:mod:`automl_policy.simulate`) with that budget, rounded to a grid
+(10 s ... 1 h) so that the simulations are cached and shared; the pairwise selector
+(:mod:`automl_policy.selector`) is fitted on the datasets' numbers of rows and features.
+Simulation and fit take a few seconds once per budget and process; the simulated losses are
+cached on disk.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+import numpy as np
+
+from automl_core.cache import cache_dir
+from automl_core.contracts import Policy, PolicySelector, TaskDescription
+from automl_policy.lcdb_runs import CACHE_VERSION, load_runs
+from automl_policy.selector import PairwiseSelector
+from automl_policy.simulate import FALLBACK, POLICIES, simulate_all
+
+log = logging.getLogger(__name__)
+
+#: Budgets (seconds) the simulations are run at; a run's budget is rounded to the nearest on
+#: a log scale.
+BUDGET_GRID = (10, 30, 60, 120, 300, 600, 1800, 3600)
+#: The budget assumed for a run bounded by trials only (Auto-sklearn 2.0's longer horizon).
+UNBOUNDED_BUDGET = 3600
+RESAMPLING = {1: {"holdout": 0.33}, 3: {"cv": 3}, 5: {"cv": 5}}
+
+
+class AutoSklearn2Selector(PolicySelector):
+    """Auto-sklearn 2.0's policy selector (see the module docstring and README).
+
+    ``policies`` restricts the choice (names of :data:`automl_policy.simulate.POLICIES`);
+    ``fallback`` is the policy for datasets larger than every meta-dataset in rows or
+    features; ``trees`` and ``seed`` configure the pairwise forests.
+    """
+
+    def __init__(
+        self,
+        policies: list[str] | None = None,
+        fallback: str = FALLBACK,
+        trees: int = 100,
+        seed: int = 0,
+    ) -> None:
+        known = [p.name for p in POLICIES]
+        chosen = list(policies) if policies is not None else known
+        unknown = [p for p in chosen if p not in known]
+        if unknown or not chosen:
+            raise ValueError(f"policies must be a non-empty list of {known}, got {policies}")
+        if fallback not in chosen:
+            raise ValueError(f"fallback {fallback!r} must be one of the policies {chosen}")
+        if trees < 1:
+            raise ValueError(f"trees must be at least 1, got {trees}")
+        self.policies = tuple(chosen)
+        self.fallback = fallback
+        self.trees = trees
+        self.seed = seed
+
+    def select(self, task: TaskDescription, time_budget: float | None) -> Policy:
+        budget = grid_budget(time_budget)
+        selector = fitted_selector(self.policies, self.fallback, self.trees, self.seed, budget)
+        features = [float(task.n_rows), float(task.n_features)]
+        name = selector.select(features)
+        spec = next(p for p in POLICIES if p.name == name)
+        info: dict[str, Any] = {
+            "selector": "auto-sklearn-2",
+            "simulated_budget_s": budget,
+            "fallback": not selector.covered(features),
+            "votes": dict(
+                zip(self.policies, np.round(selector.votes(features), 3).tolist(), strict=True)
+            ),
+        }
+        return Policy(name, RESAMPLING[spec.folds], spec.halving, info)
+
+
+def grid_budget(seconds: float | None) -> int:
+    """The grid budget nearest to ``seconds`` on a log scale."""
+    if seconds is None:
+        return UNBOUNDED_BUDGET
+    if seconds <= 0:
+        raise ValueError(f"the time budget must be positive, got {seconds}")
+    grid = np.array(BUDGET_GRID, dtype=float)
+    return int(grid[np.argmin(np.abs(np.log(grid) - np.log(seconds)))])
+
+
+@functools.lru_cache(maxsize=16)
+def fitted_selector(
+    policies: tuple[str, ...], fallback: str, trees: int, seed: int, budget: int
+) -> PairwiseSelector:
+    runs = load_runs()
+    losses = simulated_losses(budget)
+    columns = [i for i, p in enumerate(POLICIES) if p.name in policies]
+    features = np.column_stack([runs.n_rows, runs.n_features])
+    selector = PairwiseSelector(
+        [POLICIES[i].name for i in columns], fallback, trees=trees, seed=seed
+    )
+    return selector.fit(features, losses[:, columns])
+
+
+def simulated_losses(budget: int) -> np.ndarray:
+    """``[dataset, policy]`` test errors of the simulated runs at ``budget``, cached."""
+    path = cache_dir() / "policy" / f"lcdb-outcomes-v{CACHE_VERSION}-{budget}s.npy"
+    if path.is_file():
+        try:
+            return np.load(path)
+        except (OSError, ValueError) as error:
+            log.warning("rebuilding the unreadable policy cache %s: %s", path, error)
+    losses = simulate_all(load_runs(), budget)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{np.random.default_rng().integers(1 << 30)}.npy")
+    np.save(tmp, losses)
+    tmp.replace(path)
+    return losses

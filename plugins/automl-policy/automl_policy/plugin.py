@@ -1,0 +1,18 @@
+"""Registers the ``auto-sklearn-2`` policy selector (``task.resampling: auto``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from automl_core import hookimpl
+from automl_policy.auto_sklearn_2 import AutoSklearn2Selector
+
+
+@hookimpl
+def register_policy_selectors(register: Callable[..., None]) -> None:
+    register(
+        "auto-sklearn-2",
+        AutoSklearn2Selector,
+        "Auto-sklearn 2.0's policy selector (holdout / 3- / 5-fold CV x full budget / "
+        "successive halving), trained on runs simulated from LCDB's learning curves",
+    )

@@ -1,0 +1,87 @@
+"""``task.resampling: auto``: a policy selector chooses the resampling once the data is known."""
+
+from __future__ import annotations
+
+import pytest
+from toy_plugin import FixedPolicySelector, toy_recipe
+
+from automl_core.errors import PluginError, RecipeError
+from automl_core.history import RunHistory
+from automl_core.recipe import DEFAULT_POLICY_SELECTOR, check_names, parse_recipe
+from automl_core.runner import HISTORY_FILE, prepare, run
+
+
+def auto_recipe(resampling: object = "auto") -> dict:
+    recipe = toy_recipe()
+    recipe["task"]["resampling"] = resampling
+    return recipe
+
+
+def test_auto_names_the_default_selector_and_a_mapping_names_another():
+    assert parse_recipe(auto_recipe()).task.policy.name == DEFAULT_POLICY_SELECTOR
+    chosen = parse_recipe(auto_recipe({"auto": "fixed-policy"})).task.policy
+    assert chosen.name == "fixed-policy"
+    assert parse_recipe(toy_recipe()).task.policy is None
+
+
+def test_an_unknown_selector_is_a_recipe_error_naming_the_path(plugins):
+    recipe = parse_recipe(auto_recipe({"auto": "fixed-polcy"}))
+    with pytest.raises(RecipeError, match=r"task\.resampling.*fixed-policy"):
+        check_names(recipe, plugins)
+
+
+def test_a_malformed_resampling_still_lists_auto_as_expected():
+    with pytest.raises(RecipeError, match="auto"):
+        parse_recipe(auto_recipe({"bootstrap": 3}))
+
+
+def test_the_selector_sees_the_training_split_and_its_choice_is_used(plugins, tmp_path):
+    FixedPolicySelector.seen.clear()
+    recipe = parse_recipe(
+        auto_recipe({"auto": "fixed-policy"}) | {"budget": {"trials": 2, "wall_time": 60}}
+    )
+    setup = prepare(recipe, plugins)
+    task, budget = FixedPolicySelector.seen[-1]
+    assert budget == 60
+    assert task.n_rows == setup.data.train.n_rows and task.n_features == 30
+    assert setup.data.evaluator.resampling.kind == "cv"
+    assert setup.data.evaluator.resampling.folds == 3
+    run(recipe, tmp_path / "run", plugins=plugins)
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        policy = history.get_meta("policy")
+    assert policy == {
+        "name": "fixed",
+        "resampling": {"cv": 3},
+        "halving": False,
+        "strategy": "random",
+        "info": {"why": "a test"},
+    }
+
+
+def test_a_policy_with_an_invalid_resampling_is_the_plugins_error(plugins):
+    recipe = toy_recipe()
+    recipe["task"]["resampling"] = {"auto": {"name": "fixed-policy", "params": {}}}
+    with pytest.raises(RecipeError):
+        parse_recipe(recipe)  # the selector is named by a string only
+    recipe = parse_recipe(auto_recipe({"auto": "fixed-policy"}))
+    bad = plugins.get("policy_selector", "fixed-policy")
+    original = bad.obj
+    try:
+        object.__setattr__(bad, "obj", lambda: FixedPolicySelector(resampling={"cv": 1}))
+        with pytest.raises(PluginError, match="invalid resampling"):
+            prepare(recipe, plugins)
+    finally:
+        object.__setattr__(bad, "obj", original)
+
+
+def test_halving_policy_needs_a_halving_strategy(plugins):
+    """The toy plugin set has no successive halving: the switch fails by name, clearly."""
+    recipe = parse_recipe(auto_recipe({"auto": "fixed-policy"}))
+    registration = plugins.get("policy_selector", "fixed-policy")
+    original = registration.obj
+    try:
+        object.__setattr__(registration, "obj", lambda: FixedPolicySelector(halving=True))
+        with pytest.raises(Exception, match="successive_halving"):
+            prepare(recipe, plugins)
+    finally:
+        object.__setattr__(registration, "obj", original)
