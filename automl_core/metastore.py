@@ -17,6 +17,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import errno
+import functools
 import json
 import os
 import shutil
@@ -24,7 +25,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,9 @@ from automl_core.cache import cache_dir, fetch_package, find_package
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
 from automl_core.space import PoolSpace
+
+if TYPE_CHECKING:
+    from automl_core.plugins import Plugins
 
 #: Bumped when the folder layout changes; older converted folders are then rebuilt.
 FORMAT_VERSION = 1
@@ -129,9 +133,7 @@ def resolve_metadata(
     if isinstance(reference, MetaData):
         return reference
     text = str(reference)
-    from automl_core.plugins import load_plugins  # here: plugins imports this module's users
-
-    plugins = load_plugins()
+    plugins = _installed_plugins()
     names = plugins.registry.names("metadata")
     if text in names:
         return plugins.create("metadata", text, params or {}).load()
@@ -144,6 +146,15 @@ def resolve_metadata(
         f"no meta-data {text!r}: neither a registered source ({', '.join(sorted(names))}) "
         "nor a meta-data folder (docs/data.md describes the format)"
     )
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_plugins() -> Plugins:
+    """The installed plugins, loaded once per process (loading takes seconds, and each
+    warm-starter of a suite resolves its meta-data)."""
+    from automl_core.plugins import load_plugins  # here: plugins imports this module's users
+
+    return load_plugins()
 
 
 def is_metadata_folder(folder: Path) -> bool:

@@ -18,6 +18,7 @@ import argparse
 import time
 
 import numpy as np
+
 from automl_policy.auto_sklearn_2 import simulated_losses
 from automl_policy.lcdb_runs import load_runs
 from automl_policy.selector import PairwiseSelector

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from automl_policy.auto_sklearn_2 import AutoSklearn2Selector, grid_budget
-from automl_policy.lcdb_runs import INNER_SPLITS, OUTER_SPLITS, Runs
-from automl_policy.selector import PairwiseSelector
-from automl_policy.simulate import Clock, PolicySpec, halving_anchors, simulate
 
 from automl_core.contracts import TaskDescription
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import HISTORY_FILE, prepare, run
+from automl_policy.auto_sklearn_2 import AutoSklearn2Selector, grid_budget
+from automl_policy.lcdb_runs import INNER_SPLITS, OUTER_SPLITS, Runs
+from automl_policy.selector import PairwiseSelector
+from automl_policy.simulate import Clock, PolicySpec, halving_anchors, simulate
 
 # --- the pairwise selector --------------------------------------------------------------------
 

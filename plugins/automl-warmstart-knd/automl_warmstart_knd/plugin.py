@@ -1,0 +1,17 @@
+"""The plugin module named by the entry point: it only registers the warm-starter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from automl_core import hookimpl
+from automl_warmstart_knd.knd import KNearestDatasets
+
+
+@hookimpl
+def register_warmstarters(register: Any) -> None:
+    register(
+        "knd",
+        KNearestDatasets,
+        "auto-sklearn 1.0: best configurations of the k nearest datasets by meta-features",
+    )

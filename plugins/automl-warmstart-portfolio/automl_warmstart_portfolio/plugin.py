@@ -1,0 +1,17 @@
+"""The plugin module named by the entry point: it only registers the warm-starter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from automl_core import hookimpl
+from automl_warmstart_portfolio.starter import PortfolioWarmStarter
+
+
+@hookimpl
+def register_warmstarters(register: Any) -> None:
+    register(
+        "portfolio",
+        PortfolioWarmStarter,
+        "Auto-sklearn 2.0: a greedy portfolio built once on meta-data (no meta-features)",
+    )
