@@ -219,6 +219,22 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+def describe_warm_start(record: dict[str, Any]) -> str:
+    """One line on the warm start: the starter, its count, and the nearest datasets or the
+    meta-data it drew on, when its info says."""
+    info = record.get("info", {})
+    line = f"warm start: {record['configs']} configurations from {record['starter']}"
+    if info.get("metadata"):
+        line += f" (meta-data {info['metadata']})"
+    datasets = info.get("datasets") or []
+    if datasets and isinstance(datasets[0], dict) and "distance" in datasets[0]:
+        nearest = ", ".join(f"{d['dataset']} {d['distance']:.3g}" for d in datasets[:5])
+        line += f"; nearest datasets: {nearest}" + (", ..." if len(datasets) > 5 else "")
+    if info.get("excluded"):
+        line += f"; left out: {', '.join(map(str, info['excluded']))}"
+    return line
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     path = args.run_dir / HISTORY_FILE
     if not path.is_file():
@@ -233,6 +249,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             else history.get_meta("dataset", {}).get("name", "?")
         )
         summary = history.get_meta("summary")
+        warm_start = history.get_meta("warmstart")
+        policy = history.get_meta("policy")
     statuses: dict[str, int] = {}
     for t in trials:
         statuses[t.status] = statuses.get(t.status, 0) + 1
@@ -240,12 +258,18 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"{args.run_dir}: {len(trials)} trials on {dataset}, metric {metric}, "
         + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
     )
+    if policy:
+        print(f"policy: {policy['name']} (resampling {policy['resampling']}, strategy "
+              f"{policy['strategy']}), chosen by the policy selector")  # fmt: skip
+    if warm_start:
+        print(describe_warm_start(warm_start))
     budgeted = any(t.trial.budget is not None for t in trials)
     ranked = sorted(trials, key=rank_key)[: args.top]
     budget_header = f" {'budget':>8}" if budgeted else ""
+    width = max([10, *(len(t.trial.origin) for t in ranked)])
     print(
-        f"{'rank':>4} {'trial':>5}{budget_header} {'loss':>9} {'status':<8} {'origin':<10} "
-        f"{'time':>7}  pipeline"
+        f"{'rank':>4} {'trial':>5}{budget_header} {'loss':>9} {'status':<8} "
+        f"{'origin':<{width}} {'time':>7}  pipeline"
     )
     for rank, t in enumerate(ranked, 1):
         loss = "-" if not math.isfinite(t.loss) else f"{t.loss:.4f}"
@@ -255,7 +279,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             else f" {'full' if t.trial.budget is None else f'{t.trial.budget:.4g}':>8}"
         )
         print(
-            f"{rank:>4} {t.trial.id:>5}{budget} {loss:>9} {t.status:<8} {t.trial.origin:<10} "
+            f"{rank:>4} {t.trial.id:>5}{budget} {loss:>9} {t.status:<8} {t.trial.origin:<{width}} "
             f"{(t.duration or 0):>6.2f}s  {describe_pipeline(t.trial.config)}"
         )
     if summary and summary.get("test_scores"):

@@ -169,6 +169,7 @@ class Setup:
     executor: Executor
     data: DataTask | None = None
     benchmark: BenchmarkTask | None = None
+    warm_start: WarmStart | None = None
 
     @property
     def metric_name(self) -> str:
@@ -263,7 +264,7 @@ def prepare(
     )
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     _apply_limits(executor, recipe)
-    return Setup(recipe, task, space, evaluator, strategy, executor, data, lookup)
+    return Setup(recipe, task, space, evaluator, strategy, executor, data, lookup, warm_start)
 
 
 def _fidelity(recipe: Recipe, lookup: BenchmarkTask | None) -> Fidelity | None:
@@ -546,6 +547,18 @@ def _warm_start(
         "warmstarter", recipe.warmstart.starter.name, recipe.warmstart.starter.params
     )
     return starter.suggest(task, space, recipe.warmstart.configs)
+
+
+def warm_start_record(recipe: Recipe, warm_start: WarmStart) -> dict[str, Any]:
+    """What the history keeps of the warm start: the starter, how many configurations it
+    suggested, and its own account of where they came from (``WarmStart.info``), made
+    JSON-safe."""
+    assert recipe.warmstart is not None
+    return {
+        "starter": recipe.warmstart.starter.name,
+        "configs": len(warm_start.configs),
+        "info": json.loads(json.dumps(warm_start.info, default=str)),
+    }
 
 
 def plugin_versions(recipe: Recipe, plugins: Plugins) -> dict[str, dict[str, str]]:
@@ -1083,6 +1096,8 @@ def _write_metadata(history: RunHistory, setup: Setup, plugins: Plugins) -> None
         )
     history.set_meta("metric", setup.metric_name)
     history.set_meta("metafeatures", dict(setup.task.metafeatures))
+    if setup.warm_start is not None:
+        history.set_meta("warmstart", warm_start_record(setup.recipe, setup.warm_start))
     policy = setup.data.policy if setup.data is not None else None
     if policy is not None:
         history.set_meta(

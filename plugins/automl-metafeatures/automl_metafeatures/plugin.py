@@ -1,0 +1,18 @@
+"""The plugin module named by the entry point: it only registers the provider."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from automl_core import hookimpl
+from automl_metafeatures.provider import HandcraftedMetaFeatures
+
+
+@hookimpl
+def register_metafeature_providers(register: Any) -> None:
+    register(
+        "handcrafted",
+        HandcraftedMetaFeatures,
+        description="auto-sklearn's 37 meta-features, plus information-theoretic, "
+        "statistical, PCA, landmarking and decision-tree groups",
+    )
