@@ -2,7 +2,8 @@
 
 Each (dataset, variant, seed) is a real ``automl run`` in the ``autosklearn-classification``
 space: SMBO with the random-forest surrogate, ``--trials`` trials, holdout validation (a
-third of the training rows) and a held-back, stratified test quarter. The variants:
+third of the training rows) and a held-back, stratified test quarter. A warm start supplies
+the first ``--warm-configs`` trials (default: half of them), SMBO the rest. The variants:
 
 * ``smbo``: no warm start (SMBO's own random initial design);
 * ``smbo+knd``: auto-sklearn 1.0's k-nearest-datasets warm start: our hand-crafted
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from keel_strategies import DATASETS, METRIC, _read
 
 from automl_core.compare import DEFAULT_TIE, mean_ranks, pairwise
 from automl_core.history import RunHistory
@@ -37,9 +39,6 @@ from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import HISTORY_FILE, run
 
-DATASETS = ("australian", "german", "pima", "vehicle", "contraceptive", "segment", "splice",
-            "phoneme", "wdbc", "tic-tac-toe")  # fmt: skip
-METRIC = "balanced_accuracy"
 WARM_STARTS = {
     "smbo": {},
     "smbo+knd": {"metafeatures": "handcrafted", "warmstart": {"starter": "knd"}},
@@ -65,10 +64,12 @@ def openml_ids(dataset: str) -> list[str]:
 
 
 def recipe_for(dataset: str, variant: str, seed: int, args: argparse.Namespace) -> dict:
-    warm = WARM_STARTS[variant]
-    if variant == "smbo+portfolio":
-        params = {**warm["warmstart"]["params"], "exclude": openml_ids(dataset)}
-        warm = {"warmstart": {**warm["warmstart"], "params": params}}
+    warm = dict(WARM_STARTS[variant])
+    if "warmstart" in warm:
+        start = {**warm["warmstart"], "configs": args.warm_configs or args.trials // 2}
+        if variant == "smbo+portfolio":
+            start["params"] = {**start["params"], "exclude": openml_ids(dataset)}
+        warm["warmstart"] = start
     return {
         "name": f"{variant}-{dataset}",
         "task": {
@@ -121,10 +122,6 @@ def run_all(args: argparse.Namespace) -> list[dict]:
     return done
 
 
-def _read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def best_after(losses: list[float | None], n: int) -> float:
     seen = [x for x in losses[:n] if x is not None]
     return min(seen) if seen else np.inf
@@ -132,7 +129,13 @@ def best_after(losses: list[float | None], n: int) -> float:
 
 def print_tables(rows: list[dict], trials: int) -> None:
     variants = list(dict.fromkeys(r["variant"] for r in rows))
-    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    # Only datasets every variant has finished on, so that every mean is over the same ones.
+    datasets = [
+        d
+        for d in dict.fromkeys(r["dataset"] for r in rows)
+        if {r["variant"] for r in rows if r["dataset"] == d} == set(variants)
+    ]
+    rows = [r for r in rows if r["dataset"] in datasets]
     checkpoints = (*CHECKPOINTS, trials)
     regret = {v: {c: [] for c in checkpoints} for v in variants}
     for dataset in datasets:
@@ -180,6 +183,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--trial-time", type=float, default=30)
+    parser.add_argument(
+        "--warm-configs", type=int, help="warm-start configurations (default: half the trials)"
+    )
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--save", type=Path)
     parser.add_argument("--merge", type=Path, help="print the tables of a saved file only")
