@@ -230,6 +230,8 @@ def describe_warm_start(record: dict[str, Any]) -> str:
     if datasets and isinstance(datasets[0], dict) and "distance" in datasets[0]:
         nearest = ", ".join(f"{d['dataset']} {d['distance']:.3g}" for d in datasets[:5])
         line += f"; nearest datasets: {nearest}" + (", ..." if len(datasets) > 5 else "")
+    elif datasets:
+        line += f"; built on {len(datasets)} datasets"
     if info.get("excluded"):
         line += f"; left out: {', '.join(map(str, info['excluded']))}"
     return line

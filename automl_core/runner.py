@@ -216,13 +216,15 @@ def prepare(
     plugins: Plugins,
     benchmark: Benchmark | None = None,
     dataset: Dataset | None = None,
+    policy: Policy | None = None,
 ) -> Setup:
     """Resolve every name of the recipe and build the components, in data-flow order.
 
     ``benchmark`` is the already built benchmark of a suite, so that its meta-data is loaded
     once for all the suite's runs. ``dataset`` is data held in memory, used instead of loading
     ``task.dataset``, which must then be a ``memory:<name>`` reference (see
-    :func:`in_memory_dataset`).
+    :func:`in_memory_dataset`). ``policy`` is the policy a resumed run was started with
+    (``resampling: auto``), used instead of asking the selector again.
     """
     check_names(recipe, plugins)
     if recipe.task.benchmark is not None:
@@ -236,7 +238,7 @@ def prepare(
         task, space, evaluator, lookup = _benchmark_task(recipe, plugins, benchmark)
         data = None
     else:
-        task, space, evaluator, data = _data_task(recipe, plugins, dataset)
+        task, space, evaluator, data = _data_task(recipe, plugins, dataset, policy)
         lookup = None
     warm_start = _warm_start(recipe, plugins, task, space)
     surrogate = recipe.search.surrogate
@@ -355,7 +357,7 @@ def load_task_data(
 
 
 def _data_task(
-    recipe: Recipe, plugins: Plugins, given: Dataset | None = None
+    recipe: Recipe, plugins: Plugins, given: Dataset | None = None, stored: Policy | None = None
 ) -> tuple[TaskDescription, PipelineSpace, PipelineEvaluator, DataTask]:
     """Load (or take ``given``) and split the dataset, build the pipeline space and the
     evaluator."""
@@ -380,7 +382,7 @@ def _data_task(
         metafeatures=_metafeatures(recipe, plugins, train),
         aliases=dataset_aliases(dataset),
     )
-    policy = choose_policy(recipe, plugins, task)
+    policy = stored if stored is not None else choose_policy(recipe, plugins, task)
     evaluator = PipelineEvaluator(
         train,
         space,
@@ -396,8 +398,9 @@ def _data_task(
 def choose_policy(recipe: Recipe, plugins: Plugins, task: TaskDescription) -> Policy | None:
     """The policy selector's choice for ``task`` when the recipe says ``resampling: auto``.
 
-    It is told the search's wall time; a selector is deterministic, so a resumed run makes
-    the same choice.
+    It is told the search's wall time. A resumed run does not ask again (its budget may
+    have grown, and the selector's answer with it): it keeps the policy its trials were run
+    with (:func:`stored_policy`).
     """
     if recipe.task.policy is None:
         return None
@@ -410,6 +413,18 @@ def choose_policy(recipe: Recipe, plugins: Plugins, task: TaskDescription) -> Po
             "not a Policy"
         )
     return policy
+
+
+def stored_policy(run_dir: Path) -> Policy | None:
+    """The policy recorded in the history of the run in ``run_dir``, if any."""
+    path = run_dir / HISTORY_FILE
+    if not path.is_file():
+        return None
+    with RunHistory(path) as history:
+        record = history.get_meta("policy")
+    if not record:
+        return None
+    return Policy(record["name"], record["resampling"], record["halving"], record["info"])
 
 
 def policy_resampling(policy: Policy) -> Resampling:
@@ -982,7 +997,8 @@ def run(
     plugins = plugins or load_plugins()
     run_dir = Path(run_dir)
     _check_run_folder(run_dir, recipe, resume, dataset)
-    setup = prepare(recipe, plugins, benchmark, dataset)
+    policy = stored_policy(run_dir) if resume else None
+    setup = prepare(recipe, plugins, benchmark, dataset, policy)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resume:
         (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from toy_plugin import FixedPolicySelector, toy_recipe
 
+from automl_core import runner
+from automl_core.contracts import Policy
 from automl_core.errors import PluginError, RecipeError
 from automl_core.history import RunHistory
 from automl_core.recipe import DEFAULT_POLICY_SELECTOR, check_names, parse_recipe
@@ -85,3 +87,37 @@ def test_halving_policy_needs_a_halving_strategy(plugins):
             prepare(recipe, plugins)
     finally:
         object.__setattr__(registration, "obj", original)
+
+
+class BudgetPolicySelector(FixedPolicySelector):
+    """Like the real selector, its choice depends on the time budget it is told."""
+
+    def select(self, task, time_budget):
+        folds = 3 if (time_budget or 0) < 300 else 5
+        return Policy(f"cv{folds}", {"cv": folds}, False, {})
+
+
+def test_a_resumed_run_keeps_the_policy_its_trials_were_run_with(plugins, tmp_path, monkeypatch):
+    """Resuming may raise the budget; the policy (the trials' resampling) must not change."""
+    registration = plugins.get("policy_selector", "fixed-policy")
+    original = registration.obj
+    setups = []
+    real_prepare = runner.prepare
+
+    def recording_prepare(*args, **kwargs):
+        setups.append(real_prepare(*args, **kwargs))
+        return setups[-1]
+
+    try:
+        object.__setattr__(registration, "obj", BudgetPolicySelector)
+        first = auto_recipe({"auto": "fixed-policy"}) | {"budget": {"trials": 2, "wall_time": 60}}
+        run(parse_recipe(first), tmp_path / "run", plugins=plugins)
+        more = first | {"budget": {"trials": 4, "wall_time": 3600}}
+        monkeypatch.setattr("automl_core.runner.prepare", recording_prepare)
+        run(parse_recipe(more), tmp_path / "run", plugins=plugins, resume=True)
+    finally:
+        object.__setattr__(registration, "obj", original)
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        assert history.get_meta("policy")["name"] == "cv3"
+    assert setups[-1].data.policy.name == "cv3"
+    assert setups[-1].data.evaluator.resampling.folds == 3

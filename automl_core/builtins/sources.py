@@ -211,15 +211,23 @@ KEEL_MISSING = ("<null>", "?", "")
 KEEL_TARGET = "class"
 #: KEEL names whose OpenML twin is named otherwise (lower case), so that meta-learning can
 #: leave a KEEL dataset's own OpenML entry out of its meta-data (``Dataset.info
-#: ["openml_name"]``). The other KEEL datasets carry their OpenML names already.
+#: ["openml_name"]``). The names of the other balanced KEEL datasets are also OpenML's
+#: (letter, splice, phoneme, ...) or have no OpenML twin in the meta-data we know.
 KEEL_OPENML_NAMES = {
+    "bands": "cylinder-bands",
+    "breast": "breast-cancer",
+    "bupa": "liver-disorders",
     "chess": "kr-vs-kp",
     "contraceptive": "cmc",
     "crx": "credit-approval",
     "german": "credit-g",
+    "heart": "heart-statlog",
     "housevotes": "vote",
+    "led7digit": "led-display-domain-7digit",
     "magic": "magictelescope",
     "mammographic": "mammographic-mass",
+    "monk-2": "monks-problems-2",
+    "movement_libras": "libras_move",
     "penbased": "pendigits",
     "pima": "diabetes",
     "ring": "ringnorm",

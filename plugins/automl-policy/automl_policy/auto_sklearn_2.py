@@ -30,6 +30,9 @@ BUDGET_GRID = (10, 30, 60, 120, 300, 600, 1800, 3600)
 #: The budget assumed for a run bounded by trials only (Auto-sklearn 2.0's longer horizon).
 UNBOUNDED_BUDGET = 3600
 RESAMPLING = {1: {"holdout": 0.33}, 3: {"cv": 3}, 5: {"cv": 5}}
+#: Bumped when the simulation (policies, learner order, rules) changes, so that outcomes
+#: cached by an older version are not read.
+SIMULATION_VERSION = 1
 
 
 class AutoSklearn2Selector(PolicySelector):
@@ -71,8 +74,9 @@ class AutoSklearn2Selector(PolicySelector):
             "selector": "auto-sklearn-2",
             "simulated_budget_s": budget,
             "fallback": not selector.covered(features),
+            # The selector's policies are in POLICIES order, not necessarily ours.
             "votes": dict(
-                zip(self.policies, np.round(selector.votes(features), 3).tolist(), strict=True)
+                zip(selector.policies, np.round(selector.votes(features), 3).tolist(), strict=True)
             ),
         }
         return Policy(name, RESAMPLING[spec.folds], spec.halving, info)
@@ -104,10 +108,14 @@ def fitted_selector(
 
 def simulated_losses(budget: int) -> np.ndarray:
     """``[dataset, policy]`` test errors of the simulated runs at ``budget``, cached."""
-    path = cache_dir() / "policy" / f"lcdb-outcomes-v{CACHE_VERSION}-{budget}s.npy"
+    name = f"lcdb-outcomes-v{CACHE_VERSION}-s{SIMULATION_VERSION}-{budget}s.npy"
+    path = cache_dir() / "policy" / name
     if path.is_file():
         try:
-            return np.load(path)
+            losses = np.load(path)
+            if losses.shape == (len(load_runs().datasets), len(POLICIES)):
+                return losses
+            log.warning("rebuilding the policy cache %s: it has shape %s", path, losses.shape)
         except (OSError, ValueError) as error:
             log.warning("rebuilding the unreadable policy cache %s: %s", path, error)
     losses = simulate_all(load_runs(), budget)

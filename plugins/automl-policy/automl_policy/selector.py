@@ -44,7 +44,7 @@ class PairwiseSelector:
         self.trees = trees
         self.min_samples_leaf = min_samples_leaf
         self.seed = seed
-        self.forests: dict[tuple[int, int], RandomForestClassifier | int] = {}
+        self.forests: dict[tuple[int, int], RandomForestClassifier | float] = {}
         self.features = np.empty((0, 0))
 
     def fit(self, features: np.ndarray, losses: np.ndarray) -> PairwiseSelector:
@@ -65,8 +65,8 @@ class PairwiseSelector:
             informative = weight > 0
             labels = (losses[:, a] < losses[:, b]).astype(int)[informative]
             if len(np.unique(labels)) < 2:
-                # Only one outcome was ever seen (or none): always vote for it (or for A).
-                self.forests[(a, b)] = int(labels[0]) if len(labels) else 1
+                # Only one outcome was ever seen: always vote for it; none: split the vote.
+                self.forests[(a, b)] = float(labels[0]) if len(labels) else 0.5
                 continue
             forest = RandomForestClassifier(
                 n_estimators=self.trees,
@@ -86,8 +86,8 @@ class PairwiseSelector:
         row = np.asarray(features, dtype=float).reshape(1, -1)
         votes = np.zeros(len(self.policies))
         for (a, b), forest in self.forests.items():
-            if isinstance(forest, int):
-                p_a = float(forest)
+            if isinstance(forest, float):
+                p_a = forest
             else:
                 p_a = float(forest.predict_proba(row)[0, list(forest.classes_).index(1)])
             votes[a] += p_a

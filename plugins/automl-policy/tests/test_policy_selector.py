@@ -167,3 +167,14 @@ def test_resampling_auto_runs_on_real_data_and_records_the_policy(tmp_path):
         stored = history.get_meta("policy")
     assert stored["name"] == policy.name
     assert stored["strategy"] == ("successive_halving" if policy.halving else "random")
+
+
+def test_votes_are_labelled_by_policy_in_whatever_order_the_policies_are_given():
+    small = TaskDescription("x", "classification", 700, 14, "accuracy")
+    forward = AutoSklearn2Selector(policies=["holdout", "cv5"], fallback="holdout")
+    backward = AutoSklearn2Selector(policies=["cv5", "holdout"], fallback="holdout")
+    chosen, again = forward.select(small, 30), backward.select(small, 30)
+    assert chosen.name == again.name
+    assert again.info["votes"] == chosen.info["votes"]
+    votes = again.info["votes"]
+    assert max(votes, key=votes.get) == again.name  # the winner has the most votes
