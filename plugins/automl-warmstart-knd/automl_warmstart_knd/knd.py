@@ -243,7 +243,8 @@ class KNearestDatasets(WarmStarter):
     """The best configurations of the meta-datasets nearest to the task by meta-features.
 
     ``metadata``: a meta-data source name, folder or :class:`MetaData` (None: auto-sklearn's
-    table for the run's metric and task), built with ``metadata_params``; it is loaded at the
+    table for the run's metric and task; in a table-lookup task, the benchmark's own
+    meta-data), built with ``metadata_params``; it is loaded at the
     first :meth:`suggest`, never here, so that validating a recipe does not download. ``k``
     nearest datasets are used (None: as many as it takes to fill the request), the best
     ``per_dataset`` of each; ``distance`` is ``l1`` (auto-sklearn's) or ``l2``; ``features``
@@ -391,8 +392,12 @@ class KNearestDatasets(WarmStarter):
         """The meta-data (loaded once per reference) and a label naming it."""
         if isinstance(self.metadata, MetaData):
             return self.metadata, str(self.metadata.info.get("source") or self.metadata.space)
-        if self.metadata is None:
-            reference: str | Path = AUTOSKLEARN_SOURCE
+        if self.metadata is None and task.task == "benchmark":
+            # A table-lookup task (dataset "<benchmark>:<id>"): the benchmark's own meta-data.
+            reference: str | Path = task.dataset.split(":", 1)[0]
+            params = dict(self.metadata_params)
+        elif self.metadata is None:
+            reference = AUTOSKLEARN_SOURCE
             params = {"folder": autosklearn_folder(task), **self.metadata_params}
         else:
             reference, params = self.metadata, self.metadata_params

@@ -201,6 +201,24 @@ def left_out_datasets(
     return [d for d in datasets if d.lower() in named or d.lower() in own]
 
 
+#: The meta-data a portfolio for a pipeline space is built on when the recipe names none.
+DEFAULT_FOR_SPACE = {"autosklearn-classification": "oboe-autosklearn"}
+
+
+def default_metadata(task: TaskDescription, space: SearchSpace) -> str:
+    """The meta-data for a recipe that names none: a table-lookup task's own benchmark (its
+    dataset is ``<benchmark>:<id>``), or the meta-data known for the run's pipeline space."""
+    if task.task == "benchmark":
+        return task.dataset.split(":", 1)[0]
+    name = getattr(space, "name", "")
+    if name in DEFAULT_FOR_SPACE:
+        return DEFAULT_FOR_SPACE[name]
+    raise ValueError(
+        f"portfolio: no default meta-data for the space {name!r}: set params.metadata to a "
+        "meta-data source (automl data list) or folder with configurations of this space"
+    )
+
+
 class PortfolioWarmStarter(WarmStarter):
     """Auto-sklearn 2.0's warm start: the same greedy portfolio for every task (no
     meta-features), built on ``metadata`` (a source name, folder or :class:`MetaData`, built
@@ -221,12 +239,7 @@ class PortfolioWarmStarter(WarmStarter):
         exclude_self: bool = True,
         cache: bool = True,
     ) -> None:
-        if metadata is None:
-            raise ValueError(
-                "metadata: required: the meta-data to build the portfolio on (a source name "
-                "such as oboe or pmf, a meta-data folder, or a MetaData)"
-            )
-        if not isinstance(metadata, (str, Path, MetaData)):
+        if metadata is not None and not isinstance(metadata, (str, Path, MetaData)):
             raise ValueError(
                 f"metadata: got {metadata!r}, expected a meta-data source name, a folder or "
                 "a MetaData"
@@ -257,6 +270,8 @@ class PortfolioWarmStarter(WarmStarter):
     def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
         """The first ``n`` (None: all ``size``) portfolio members valid in ``space``, in
         portfolio order; ``info`` holds the training loss curve and the datasets used."""
+        if self.metadata is None:
+            self.metadata = default_metadata(task, space)
         metadata = self._metadata()
         label = self._label()
         datasets = self._candidates(metadata)

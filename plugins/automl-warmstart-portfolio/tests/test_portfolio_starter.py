@@ -128,7 +128,6 @@ def test_a_meta_data_folder_is_accepted(tmp_path: Path):
 @pytest.mark.parametrize(
     ("params", "name"),
     [
-        ({}, "metadata"),
         ({"metadata": 5}, "metadata"),
         ({"metadata": "oboe", "size": 0}, "size"),
         ({"metadata": "oboe", "size": 2.5}, "size"),
@@ -226,3 +225,18 @@ def test_an_unwritable_cache_only_costs_a_warning(builds, own_portfolio_cache, c
     with caplog.at_level(logging.WARNING):
         info = suggest(toy_metadata(), size=4)
     assert info["cache"] == "built" and "could not cache" in caplog.text
+
+
+def test_without_metadata_a_benchmark_task_uses_its_own_and_the_sklearn_space_oboes():
+    from types import SimpleNamespace
+
+    from automl_core.contracts import TaskDescription
+    from automl_warmstart_portfolio.starter import default_metadata
+
+    lookup = TaskDescription("oboe:3", "benchmark", 0, 0, "balanced_error")
+    assert default_metadata(lookup, SimpleNamespace(name="oboe")) == "oboe"
+    data = TaskDescription("keel:pima", "classification", 500, 8, "balanced_accuracy")
+    space = SimpleNamespace(name="autosklearn-classification")
+    assert default_metadata(data, space) == "oboe-autosklearn"
+    with pytest.raises(ValueError, match="no default meta-data for the space 'toy'"):
+        default_metadata(data, SimpleNamespace(name="toy"))
