@@ -22,7 +22,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -146,6 +146,18 @@ def resolve_metadata(
         f"no meta-data {text!r}: neither a registered source ({', '.join(sorted(names))}) "
         "nor a meta-data folder (docs/data.md describes the format)"
     )
+
+
+def check_metadata_reference(reference: Any, params: Any) -> None:
+    """The check of a component's ``metadata`` / ``metadata_params`` parameters (warm-starters,
+    meta-trained surrogates): ``reference`` is None, a source name, a folder or a MetaData,
+    and ``params`` a mapping or None. Raises ValueError naming the parameter."""
+    if reference is not None and not isinstance(reference, (str, Path, MetaData)):
+        raise ValueError(
+            f"metadata: got {reference!r}, expected a meta-data source name, a folder or a MetaData"
+        )
+    if params is not None and not isinstance(params, Mapping):
+        raise ValueError(f"metadata_params: got {params!r}, expected a mapping")
 
 
 @functools.lru_cache(maxsize=1)

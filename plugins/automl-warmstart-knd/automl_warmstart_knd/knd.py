@@ -24,7 +24,7 @@ import pandas as pd
 
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError, InvalidConfigurationError
-from automl_core.metastore import resolve_metadata
+from automl_core.metastore import check_metadata_reference, resolve_metadata
 from automl_core.space import SearchSpace
 
 log = logging.getLogger(__name__)
@@ -263,13 +263,7 @@ class KNearestDatasets(WarmStarter):
         exclude: Sequence[str] = (),
         exclude_self: bool = True,
     ) -> None:
-        if metadata is not None and not isinstance(metadata, (str, Path, MetaData)):
-            raise ValueError(
-                f"metadata: got {metadata!r}, expected a meta-data source name, a folder or "
-                "a MetaData"
-            )
-        if metadata_params is not None and not isinstance(metadata_params, Mapping):
-            raise ValueError(f"metadata_params: got {metadata_params!r}, expected a mapping")
+        check_metadata_reference(metadata, metadata_params)
         if k is not None and (not _is_int(k) or k < 1):
             raise ValueError(f"k: got {k!r}, expected an integer >= 1 or null")
         if not _is_int(per_dataset) or per_dataset < 1:

@@ -26,7 +26,7 @@ import numpy as np
 from automl_core.cache import cache_dir
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError, InvalidConfigurationError
-from automl_core.metastore import resolve_metadata
+from automl_core.metastore import check_metadata_reference, resolve_metadata
 from automl_core.space import SearchSpace
 from automl_warmstart_portfolio import greedy
 
@@ -239,13 +239,7 @@ class PortfolioWarmStarter(WarmStarter):
         exclude_self: bool = True,
         cache: bool = True,
     ) -> None:
-        if metadata is not None and not isinstance(metadata, (str, Path, MetaData)):
-            raise ValueError(
-                f"metadata: got {metadata!r}, expected a meta-data source name, a folder or "
-                "a MetaData"
-            )
-        if metadata_params is not None and not isinstance(metadata_params, Mapping):
-            raise ValueError(f"metadata_params: got {metadata_params!r}, expected a mapping")
+        check_metadata_reference(metadata, metadata_params)
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
             raise ValueError(f"size: got {size!r}, expected an integer >= 1")
         if split is not None and (not isinstance(split, str) or not split):
