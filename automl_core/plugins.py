@@ -197,7 +197,9 @@ class Plugins:
         leading = (self.components(),) if kind == "space" else ()
         try:
             return registration.obj(*leading, **(params or {}))
-        except TypeError as error:
+        # A TypeError is an unknown or missing parameter; a ValueError is a component
+        # refusing a parameter's value (knd's ``k: 0``): both are the recipe's to fix.
+        except (TypeError, ValueError) as error:
             allowed = ", ".join(registration.parameters()) or "(none)"
             raise PluginError(
                 f"cannot build {kind} {name!r} from {registration.origin}: {error}. "

@@ -164,3 +164,22 @@ def test_env_var_restricts_which_plugins_load(fake_entry_points, monkeypatch):
 def test_create_reports_bad_parameters_with_the_allowed_ones(plugins):
     with pytest.raises(PluginError, match=r"include_default, max_retries"):
         plugins.create("search_strategy", "random", {"nonsense": 1})
+
+
+def test_create_reports_a_refused_parameter_value_as_a_plugin_error():
+    """A component's own check of a value (a ValueError) reaches the user as a clear error
+    naming the component, not a traceback."""
+
+    def picky(k: int = 1) -> object:
+        if k < 1:
+            raise ValueError(f"k: got {k}, expected an integer >= 1")
+        return object()
+
+    class PickyPlugin:
+        @hookimpl
+        def register_warmstarters(self, register):
+            register("picky", picky)
+
+    plugins = load_plugins(extra=[PickyPlugin()], entry_points=False)
+    with pytest.raises(PluginError, match=r"cannot build warmstarter 'picky'.*k: got 0"):
+        plugins.create("warmstarter", "picky", {"k": 0})
