@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import automl_metafeatures.provider as provider_module
+from automl_core.errors import PluginError
 from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
 from automl_metafeatures import GROUPS, HandcraftedMetaFeatures, MetaFeatureWarning, feature_names
 from automl_metafeatures.data import DataView, stratified_rows
@@ -99,7 +100,8 @@ def test_found_through_the_entry_point(monkeypatch):
         "metafeature_provider", "handcrafted", {"groups": ["pca"], "max_rows": 500, "seed": 3}
     )
     assert (built.groups, built.max_rows, built.seed) == (("pca",), 500, 3)
-    with pytest.raises(ValueError, match="max_rows"):
+    refused = r"cannot build metafeature_provider 'handcrafted'.*max_rows"
+    with pytest.raises(PluginError, match=refused):
         plugins.create("metafeature_provider", "handcrafted", {"max_rows": 1})
 
 
