@@ -18,7 +18,7 @@ import numpy as np
 
 from automl_core.cache import cache_dir
 from automl_core.contracts import Policy, PolicySelector, TaskDescription
-from automl_policy.lcdb_runs import CACHE_VERSION, load_runs
+from automl_policy.lcdb_runs import CACHE_VERSION, Runs, load_runs, save_atomically
 from automl_policy.selector import PairwiseSelector
 from automl_policy.simulate import FALLBACK, POLICIES, simulate_all
 
@@ -97,7 +97,7 @@ def fitted_selector(
     policies: tuple[str, ...], fallback: str, trees: int, seed: int, budget: int
 ) -> PairwiseSelector:
     runs = load_runs()
-    losses = simulated_losses(budget)
+    losses = simulated_losses(budget, runs)
     columns = [i for i, p in enumerate(POLICIES) if p.name in policies]
     features = np.column_stack([runs.n_rows, runs.n_features])
     selector = PairwiseSelector(
@@ -106,21 +106,21 @@ def fitted_selector(
     return selector.fit(features, losses[:, columns])
 
 
-def simulated_losses(budget: int) -> np.ndarray:
-    """``[dataset, policy]`` test errors of the simulated runs at ``budget``, cached."""
+def simulated_losses(budget: int, runs: Runs | None = None) -> np.ndarray:
+    """``[dataset, policy]`` test errors of the simulated runs at ``budget``, cached.
+
+    ``runs`` is LCDB's table when the caller has it already (None: loaded when needed)."""
     name = f"lcdb-outcomes-v{CACHE_VERSION}-s{SIMULATION_VERSION}-{budget}s.npy"
     path = cache_dir() / "policy" / name
     if path.is_file():
         try:
             losses = np.load(path)
-            if losses.shape == (len(load_runs().datasets), len(POLICIES)):
+            runs = runs if runs is not None else load_runs()
+            if losses.shape == (len(runs.datasets), len(POLICIES)):
                 return losses
             log.warning("rebuilding the policy cache %s: it has shape %s", path, losses.shape)
         except (OSError, ValueError) as error:
             log.warning("rebuilding the unreadable policy cache %s: %s", path, error)
-    losses = simulate_all(load_runs(), budget)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{np.random.default_rng().integers(1 << 30)}.npy")
-    np.save(tmp, losses)
-    tmp.replace(path)
+    losses = simulate_all(runs if runs is not None else load_runs(), budget)
+    save_atomically(path, lambda tmp: np.save(tmp, losses))
     return losses

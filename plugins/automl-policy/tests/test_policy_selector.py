@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import automl_policy.auto_sklearn_2 as auto_sklearn_2
+from automl_core.cache import CACHE_DIR_ENV
 from automl_core.contracts import TaskDescription
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import HISTORY_FILE, prepare, run
-from automl_policy.auto_sklearn_2 import AutoSklearn2Selector, grid_budget
-from automl_policy.lcdb_runs import INNER_SPLITS, OUTER_SPLITS, Runs
+from automl_policy.auto_sklearn_2 import AutoSklearn2Selector, grid_budget, simulated_losses
+from automl_policy.lcdb_runs import INNER_SPLITS, OUTER_SPLITS, Runs, save_atomically
 from automl_policy.selector import PairwiseSelector
 from automl_policy.simulate import Clock, PolicySpec, halving_anchors, simulate
 
@@ -118,6 +120,37 @@ def test_halving_anchors_and_the_clock():
     assert halving_anchors(np.array([16, 23]), 3) == [1]
     clock = Clock(2.0)
     assert clock.spend(1.5) and not clock.spend(1.0) and clock.spent_out and clock.left == 0
+
+
+def test_simulated_losses_use_the_runs_given_and_are_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
+
+    def not_again() -> Runs:
+        raise AssertionError("LCDB's runs were loaded although the caller gave them")
+
+    monkeypatch.setattr(auto_sklearn_2, "load_runs", not_again)
+    runs = two_learner_runs(times=(1.0, 1.0), valid=(0.3, 0.2))
+    losses = simulated_losses(30, runs)
+    assert losses.shape == (1, 6) and losses[0, 0] == pytest.approx(0.21)
+    (cached,) = (tmp_path / "policy").iterdir()
+    assert cached.name == "lcdb-outcomes-v1-s1-30s.npy" and np.array_equal(np.load(cached), losses)
+    monkeypatch.setattr(auto_sklearn_2, "simulate_all", lambda *args: pytest.fail("simulated"))
+    assert np.array_equal(simulated_losses(30, runs), losses)  # read back from the cache
+
+
+def test_a_cache_file_is_replaced_whole_and_a_failed_write_leaves_nothing(tmp_path):
+    path = tmp_path / "policy" / "table.npy"
+    save_atomically(path, lambda tmp: np.save(tmp, np.arange(3)))
+    assert np.load(path).tolist() == [0, 1, 2]
+
+    def half_then_fail(tmp):
+        tmp.write_bytes(b"half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        save_atomically(path, half_then_fail)
+    assert [p.name for p in path.parent.iterdir()] == ["table.npy"]
+    assert np.load(path).tolist() == [0, 1, 2]
 
 
 # --- the registered selector -------------------------------------------------------------------
