@@ -259,16 +259,13 @@ class PortfolioWarmStarter(WarmStarter):
         self.exclude = [str(d) for d in excluded]
         self.exclude_self = exclude_self
         self.cache = cache
-        self._loaded: MetaData | None = None
+        self._loaded: dict[str, MetaData] = {}
 
     def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
         """The first ``n`` (None: all ``size``) portfolio members valid in ``space``, in
         portfolio order; ``info`` holds the training loss curve and the datasets used."""
-        if self.metadata is None:
-            self.metadata = default_metadata(task, space)
-        metadata = self._metadata()
-        label = self._label()
-        datasets = self._candidates(metadata)
+        metadata, label = self._metadata(task, space)
+        datasets = self._candidates(metadata, label)
         left_out = left_out_datasets(datasets, task, self.exclude, self.exclude_self)
         dropped = set(left_out)
         used = [d for d in datasets if d not in dropped]
@@ -314,24 +311,26 @@ class PortfolioWarmStarter(WarmStarter):
             },
         )
 
-    def _candidates(self, metadata: MetaData) -> list[str]:
+    def _candidates(self, metadata: MetaData, label: str) -> list[str]:
         if self.split is None:
             return list(metadata.datasets)
         if self.split not in metadata.splits:
             known = ", ".join(sorted(metadata.splits)) or "(none)"
             raise AutoMLError(
-                f"portfolio: split {self.split!r} is not a split of {self._label()}; "
-                f"its splits: {known}"
+                f"portfolio: split {self.split!r} is not a split of {label}; its splits: {known}"
             )
         return list(metadata.splits[self.split])
 
-    def _metadata(self) -> MetaData:
-        if self._loaded is None:
-            self._loaded = resolve_metadata(self.metadata, self.metadata_params or None)
-        return self._loaded
-
-    def _label(self) -> str:
+    def _metadata(self, task: TaskDescription, space: SearchSpace) -> tuple[MetaData, str]:
+        """The meta-data (loaded once per reference) and a label naming it. The default
+        reference is the task's (:func:`default_metadata`), so a starter asked for two tasks
+        builds each on its own default, never the first task's."""
         if isinstance(self.metadata, MetaData):
-            return str(self.metadata.info.get("source") or self.metadata.space or "meta-data")
+            label = str(self.metadata.info.get("source") or self.metadata.space or "meta-data")
+            return self.metadata, label
+        reference = self.metadata if self.metadata is not None else default_metadata(task, space)
         params = f" {self.metadata_params}" if self.metadata_params else ""
-        return f"{self.metadata}{params}"
+        label = f"{reference}{params}"
+        if label not in self._loaded:
+            self._loaded[label] = resolve_metadata(reference, self.metadata_params or None)
+        return self._loaded[label], label

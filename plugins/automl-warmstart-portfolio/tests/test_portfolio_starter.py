@@ -240,3 +240,20 @@ def test_without_metadata_a_benchmark_task_uses_its_own_and_the_sklearn_space_ob
     assert default_metadata(data, space) == "oboe-autosklearn"
     with pytest.raises(ValueError, match="no default meta-data for the space 'toy'"):
         default_metadata(data, SimpleNamespace(name="toy"))
+
+
+def test_a_starter_without_metadata_takes_each_tasks_own_default(monkeypatch):
+    loaded: list[str] = []
+
+    def resolve(reference, params=None):
+        loaded.append(str(reference))
+        return toy_metadata(seed=len(loaded))
+
+    monkeypatch.setattr(starter, "resolve_metadata", resolve)
+    portfolio = PortfolioWarmStarter(size=3, cache=False)
+    first = portfolio.suggest(task("bench1:D1"), toy_space(), None)
+    second = portfolio.suggest(task("bench2:D1"), toy_space(), None)
+    portfolio.suggest(task("bench1:D2"), toy_space(), None)
+    assert loaded == ["bench1", "bench2"]  # each task's own benchmark, each loaded once
+    assert first.info["metadata"] == "bench1" and second.info["metadata"] == "bench2"
+    assert portfolio.metadata is None
