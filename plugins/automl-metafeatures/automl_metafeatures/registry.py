@@ -65,6 +65,17 @@ def nan_summary(values: Sequence[float] | np.ndarray, how: str) -> float:
     return float(_REDUCERS[how](array))
 
 
+def entropy_bits(counts: Sequence[float] | np.ndarray) -> float:
+    """Shannon entropy, in bits, of a distribution given by its (non-negative) counts; NaN
+    for no count (the class entropy of both groups, and the information group's others)."""
+    counts = np.asarray(counts, dtype=float)
+    counts = counts[counts > 0]
+    if counts.size == 0:
+        return math.nan
+    shares = counts / counts.sum()
+    return float(-(shares * np.log2(shares)).sum())
+
+
 def summaries(
     prefix: str,
     suffix: str,

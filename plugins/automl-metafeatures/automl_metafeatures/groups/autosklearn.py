@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from automl_metafeatures.data import DataView
-from automl_metafeatures.registry import Feature, autosklearn_summary, summaries
+from automl_metafeatures.registry import Feature, autosklearn_summary, entropy_bits, summaries
 
 GROUP = "autosklearn"
 _CLASSIFICATION = ("classification",)
@@ -49,8 +49,7 @@ def _class_shares(view: DataView) -> np.ndarray:
 
 
 def _class_entropy(view: DataView) -> float:
-    shares = _class_shares(view)
-    return float(-(shares * np.log2(shares)).sum())
+    return entropy_bits(view.class_counts())
 
 
 def _ratio_or_zero(numerator: int, denominator: int) -> float:
@@ -64,8 +63,7 @@ def _symbols_min(view: DataView) -> float:
 
 
 def _symbols_max(view: DataView) -> float:
-    symbols = view.symbols()
-    return float(max(max(symbols), 0)) if symbols else 0.0
+    return float(max(view.symbols(), default=0))
 
 
 def _symbols_summary(how: str) -> Callable[[DataView], float]:

@@ -26,21 +26,11 @@ import numpy as np
 import pandas as pd
 
 from automl_metafeatures.data import DataView, helper
-from automl_metafeatures.registry import Feature, nan_summary, summaries
+from automl_metafeatures.registry import Feature, entropy_bits, nan_summary, summaries
 
 GROUP = "information"
 _CLASSIFICATION = ("classification",)
 _SUMMARIES = (("Min", "min"), ("Mean", "mean"), ("Max", "max"))
-
-
-def entropy_bits(counts: np.ndarray) -> float:
-    """Shannon entropy, in bits, of a distribution given by its (non-negative) counts."""
-    counts = np.asarray(counts, dtype=float)
-    counts = counts[counts > 0]
-    if counts.size == 0:
-        return math.nan
-    shares = counts / counts.sum()
-    return float(-(shares * np.log2(shares)).sum())
 
 
 @helper
