@@ -4,7 +4,9 @@ scores it, and the metrics their tests share. Imported by the systems' tests
 
 from __future__ import annotations
 
+import json
 import math
+import pickle
 import threading
 import time
 from collections import defaultdict
@@ -20,6 +22,7 @@ from sklearn.metrics import balanced_accuracy_score, r2_score, roc_auc_score
 from automl_core.contracts import System, SystemResult
 from automl_core.evaluator import predict_scores
 from automl_core.metrics import Metric, get_metric
+from automl_core.plugins import Plugins
 
 #: Wall-clock allowance on top of the budget on a loaded 2-core CI machine: the 5 s the
 #: estimators promise (docs/estimator.md).
@@ -56,6 +59,31 @@ def check_curve(result: SystemResult, elapsed: float) -> None:
     assert seconds == sorted(seconds) and seconds[0] >= 0 and seconds[-1] <= elapsed
     assert any(math.isfinite(loss) for loss in losses)
     assert result.validation_loss == pytest.approx(min(losses))
+
+
+def check_default_search(
+    plugins: Plugins,
+    name: str,
+    wine: tuple[pd.DataFrame, pd.DataFrame, np.ndarray, np.ndarray],
+    workdir: Path,
+    budget: float,
+) -> SystemResult:
+    """The system ``name`` built with its defaults, as ``--peer NAME`` builds it, searches
+    wine for ``budget`` seconds: it stops within the budget (plus :data:`SLACK`), its model
+    follows scikit-learn's class convention and predicts the same after pickling (the run's
+    metric inside it), its curve is sound and its info JSON-safe (the ablation writes it to
+    peer.json). The result, for the system's own checks."""
+    X_train, X_test, y_train, _ = wine
+    system = plugins.create("system", name, {})
+    result, elapsed = fit(system, X_train, y_train, workdir, budget=budget)
+
+    assert elapsed <= budget + SLACK
+    proba = check_classes(result.model, X_test, y_train)
+    check_curve(result, elapsed)
+    json.dumps(result.info)
+    restored = pickle.loads(pickle.dumps(result.model))
+    np.testing.assert_allclose(restored.predict_proba(X_test), proba)
+    return result
 
 
 def check_classes(model: Any, X: pd.DataFrame, labels: Any) -> np.ndarray:
