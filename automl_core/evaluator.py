@@ -91,6 +91,19 @@ def predict_scores(estimator: Any, X: pd.DataFrame, n_classes: int) -> np.ndarra
     return np.divide(proba, totals, out=np.full_like(proba, 1 / n_classes), where=totals > 0)
 
 
+def scores_on_codes(estimator: Any, X: pd.DataFrame, codes: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A classifier's rows as a metric takes them when the true labels ``codes`` and the
+    classifier's ``classes_`` are integer codes of which some may be absent (a fold that
+    lacks a class, a class a whole system left out of its search): the targets re-coded
+    ``0..c-1`` and an (n, c) probability matrix, with a column for each of the ``c`` codes
+    that ``codes`` or ``classes_`` hold, in order. What a whole system's in-search loss on
+    its own label codes is computed on."""
+    codes = np.asarray(codes).astype(int)
+    seen = np.union1d(np.asarray(estimator.classes_).astype(int), codes)
+    proba = predict_scores(estimator, X, int(seen[-1]) + 1)[:, seen]
+    return np.searchsorted(seen, codes), proba
+
+
 class PipelineEvaluator(Evaluator):
     """Evaluates configurations of a :class:`PipelineSpace` on a dataset."""
 

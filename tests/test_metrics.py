@@ -7,6 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
+from automl_core.evaluator import scores_on_codes
 from automl_core.metrics import METRICS, get_metric
 
 
@@ -31,3 +32,20 @@ def test_a_score_and_its_loss_convert_both_ways(name: str, score: float, loss: f
     metric = get_metric(name)
     assert metric.loss_of_score(score) == pytest.approx(loss)
     assert metric.score_of_loss(loss) == pytest.approx(score)
+
+
+def test_scores_on_codes_keep_a_column_per_code_present() -> None:
+    """A classifier trained on the codes {0, 2} scored on rows of the codes {0, 2}: two
+    columns, the targets re-coded 0 and 1, so ROC AUC is defined (with a column for the
+    absent code 1 it is not)."""
+
+    class Fixed:
+        classes_ = np.array([0, 2])
+
+        def predict_proba(self, X: object) -> np.ndarray:
+            return np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
+
+    y, proba = scores_on_codes(Fixed(), np.zeros((3, 1)), np.array([0, 2, 2]))
+    np.testing.assert_array_equal(y, [0, 1, 1])
+    np.testing.assert_allclose(proba, [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
+    assert get_metric("roc_auc").loss(y, proba) == pytest.approx(0.0)  # 0.8, 0.4 > 0.1

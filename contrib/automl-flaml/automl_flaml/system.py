@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from automl_core.contracts import System, SystemResult
-from automl_core.evaluator import predict_scores
+from automl_core.evaluator import scores_on_codes
 from automl_core.metrics import Metric
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,9 @@ class FLAMLMetric:
     """The metric function FLAML calls for each trial (each fold under cross-validation).
 
     FLAML's ``y_val`` and its learners' ``classes_`` are its codes ``0..m-1``: the loss is the
-    metric's on those codes, with a probability column per code (:func:`on_codes`).
+    metric's on those codes, with a probability column per code
+    (:func:`~automl_core.evaluator.scores_on_codes`; all ``m`` unless a fold lacks a label,
+    which FLAML's default ``auto_augment`` prevents).
     """
 
     def __init__(self, metric: Metric, task: str) -> None:
@@ -118,7 +120,7 @@ class FLAMLMetric:
     ) -> tuple[float, dict[str, float]]:
         start = time.perf_counter()
         if self.task == "classification":
-            y_true, predictions = on_codes(estimator, X_val, y_val)
+            y_true, predictions = scores_on_codes(estimator, X_val, y_val)
         else:
             y_true = np.asarray(y_val, dtype=float)
             predictions = np.asarray(estimator.predict(X_val), dtype=float)
@@ -133,18 +135,6 @@ class FLAMLMetric:
         if not math.isfinite(loss):
             loss = math.inf
         return loss, {self.metric.name: loss, "pred_time": pred_time}
-
-
-def on_codes(estimator: Any, X: Any, codes: Any) -> tuple[np.ndarray, np.ndarray]:
-    """A classifier's rows as a metric takes them, where the labels ``codes`` and the
-    classifier's ``classes_`` are FLAML's codes: the targets ``0..c-1`` and an (n, c)
-    probability matrix, with a column for each of the ``c`` codes that ``codes`` or
-    ``classes_`` hold, in order (all ``m`` unless a fold lacks a label, which FLAML's default
-    ``auto_augment`` prevents)."""
-    codes = np.asarray(codes).astype(int)
-    seen = np.union1d(np.asarray(estimator.classes_).astype(int), codes)
-    proba = predict_scores(estimator, X, int(seen[-1]) + 1)[:, seen]
-    return np.searchsorted(seen, codes), proba
 
 
 class FLAMLModel:

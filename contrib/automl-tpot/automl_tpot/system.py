@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from automl_core.contracts import System, SystemResult
-from automl_core.evaluator import predict_scores
+from automl_core.evaluator import scores_on_codes
 from automl_core.metrics import Metric
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,8 @@ def import_tpot() -> types.ModuleType:
 class TPOTScorer:
     """The scorer TPOT maximises: ``-metric.loss``. ``y`` and the pipelines' ``classes_`` are
     TPOT's codes ``0..m-1``; the loss is the metric's on them, with a probability column per
-    code (:func:`on_codes`)."""
+    code (:func:`~automl_core.evaluator.scores_on_codes`): all ``m`` unless TPOT left a class
+    out of its search (fewer rows than folds), which then gets no column."""
 
     def __init__(self, metric: Metric, task: str) -> None:
         self.__name__ = SCORE_COLUMN  # TPOT names its objective after the scorer
@@ -101,23 +102,11 @@ class TPOTScorer:
 
     def __call__(self, estimator: Any, X: Any, y: Any) -> float:
         if self.task == "classification":
-            y_true, predictions = on_codes(estimator, X, y)
+            y_true, predictions = scores_on_codes(estimator, X, y)
         else:
             y_true = np.asarray(y, dtype=float)
             predictions = np.asarray(estimator.predict(X), dtype=float)
         return 0.0 - float(self.metric.loss(y_true, predictions))
-
-
-def on_codes(estimator: Any, X: Any, codes: Any) -> tuple[np.ndarray, np.ndarray]:
-    """A classifier's rows as a metric takes them, where the labels ``codes`` and the
-    classifier's ``classes_`` are TPOT's codes: the targets ``0..c-1`` and an (n, c)
-    probability matrix, with a column for each of the ``c`` codes that ``codes`` or
-    ``classes_`` hold, in order. ``c`` is ``m`` unless TPOT left a class out of its search
-    (fewer rows than folds), which then gets no column."""
-    codes = np.asarray(codes).astype(int)
-    seen = np.union1d(np.asarray(estimator.classes_).astype(int), codes)
-    proba = predict_scores(estimator, X, int(seen[-1]) + 1)[:, seen]
-    return np.searchsorted(seen, codes), proba
 
 
 def preprocessor() -> Any:
