@@ -248,11 +248,7 @@ def prepare(
         return plugins.create("surrogate", surrogate.name, _seeded(plugins, surrogate, recipe))
 
     strategy_ref = policy_strategy(recipe, data.policy if data is not None else None)
-    strategy = plugins.create(
-        "search_strategy",
-        strategy_ref.name,
-        strategy_ref.params if strategy_ref is recipe.search.strategy else {},
-    )
+    strategy = plugins.create("search_strategy", strategy_ref.name, strategy_ref.params)
     strategy.setup(
         SearchContext(
             space=space,
