@@ -22,7 +22,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from automl_core.cache import cache_dir, fetch_package, find_package
-from automl_core.contracts import MetaData
+from automl_core.contracts import MetaData, TaskDescription
 from automl_core.errors import DatasetError
 from automl_core.space import PoolSpace
 
@@ -158,6 +158,30 @@ def check_metadata_reference(reference: Any, params: Any) -> None:
         )
     if params is not None and not isinstance(params, Mapping):
         raise ValueError(f"metadata_params: got {params!r}, expected a mapping")
+
+
+def check_dataset_ids(name: str, value: Any) -> list[str]:
+    """A component's list-of-dataset-ids parameter (``exclude``), as strings; numbers are
+    allowed (OpenML ids). Raises ValueError naming the parameter."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ValueError(f"{name}: got {value!r}, expected a list of dataset ids")
+    ids = list(value)
+    if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in ids):
+        raise ValueError(f"{name}: got {value!r}, expected a list of dataset ids")
+    return [str(v) for v in ids]
+
+
+def left_out_datasets(
+    datasets: Iterable[str], task: TaskDescription, exclude: Iterable[str], exclude_self: bool
+) -> list[str]:
+    """The ids among ``datasets`` (a meta-data's) that a warm start or a meta-trained model
+    for ``task`` must not learn from: those named in ``exclude`` and, with ``exclude_self``,
+    the task's own dataset under any of its names (``task.dataset`` or one of
+    ``task.aliases``), so that a benchmark on datasets that are also in the meta-data is a
+    fair leave-one-out. All compared lower-case."""
+    named = {str(d).lower() for d in exclude}
+    own = {task.dataset.lower(), *(a.lower() for a in task.aliases)} if exclude_self else set()
+    return [d for d in datasets if d.lower() in named or d.lower() in own]
 
 
 @functools.lru_cache(maxsize=1)

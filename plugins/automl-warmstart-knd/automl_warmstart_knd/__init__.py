@@ -4,7 +4,6 @@ from automl_warmstart_knd.knd import (
     KNearestDatasets,
     autosklearn_folder,
     knd_order,
-    left_out_datasets,
     nearest_datasets,
     task_features,
 )
@@ -13,7 +12,6 @@ __all__ = [
     "KNearestDatasets",
     "autosklearn_folder",
     "knd_order",
-    "left_out_datasets",
     "nearest_datasets",
     "task_features",
 ]

@@ -24,7 +24,12 @@ import pandas as pd
 
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError, InvalidConfigurationError
-from automl_core.metastore import check_metadata_reference, resolve_metadata
+from automl_core.metastore import (
+    check_dataset_ids,
+    check_metadata_reference,
+    left_out_datasets,
+    resolve_metadata,
+)
 from automl_core.space import SearchSpace
 
 log = logging.getLogger(__name__)
@@ -174,18 +179,6 @@ def knd_order(
         start += per_dataset
 
 
-def left_out_datasets(
-    datasets: Iterable[str], task: TaskDescription, exclude: Iterable[str], exclude_self: bool
-) -> list[str]:
-    """The ids among ``datasets`` a warm start for ``task`` must not learn from: those named
-    in ``exclude``, and with ``exclude_self`` the task's own dataset under any of its names
-    (``task.dataset`` or one of ``task.aliases``), so that a benchmark on datasets that are
-    also in the meta-data is a fair leave-one-out. All compared lower-case."""
-    named = {str(d).lower() for d in exclude}
-    own = {task.dataset.lower(), *(a.lower() for a in task.aliases)} if exclude_self else set()
-    return [d for d in datasets if d.lower() in named or d.lower() in own]
-
-
 def task_features(task: TaskDescription, table: pd.DataFrame) -> tuple[dict[str, float], str]:
     """The meta-features describing ``task``, and where they came from.
 
@@ -279,7 +272,7 @@ class KNearestDatasets(WarmStarter):
             raise ValueError(
                 f"features: got {features!r}, expected a non-empty list of meta-feature names"
             )
-        self.exclude = _ids("exclude", exclude)
+        self.exclude = check_dataset_ids("exclude", exclude)
         if not isinstance(exclude_self, bool):
             raise ValueError(f"exclude_self: got {exclude_self!r}, expected true or false")
         self.metadata = metadata
@@ -403,13 +396,3 @@ class KNearestDatasets(WarmStarter):
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-def _ids(name: str, value: Any) -> list[str]:
-    """A list of dataset ids from a recipe value (numbers allowed: OpenML ids)."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise ValueError(f"{name}: got {value!r}, expected a list of dataset ids")
-    ids = list(value)
-    if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in ids):
-        raise ValueError(f"{name}: got {value!r}, expected a list of dataset ids")
-    return [str(v) for v in ids]

@@ -15,6 +15,7 @@ import automl_warmstart_knd.plugin
 from automl_core.contracts import MetaData, TaskDescription, WarmStarter
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory
+from automl_core.metastore import left_out_datasets
 from automl_core.plugins import ENTRY_POINT_GROUP, load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import HISTORY_FILE, run
@@ -23,7 +24,6 @@ from automl_warmstart_knd import (
     KNearestDatasets,
     autosklearn_folder,
     knd_order,
-    left_out_datasets,
     nearest_datasets,
     task_features,
 )

@@ -16,7 +16,7 @@ import logging
 import os
 import uuid
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,12 @@ import numpy as np
 from automl_core.cache import cache_dir
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError, InvalidConfigurationError
-from automl_core.metastore import check_metadata_reference, resolve_metadata
+from automl_core.metastore import (
+    check_dataset_ids,
+    check_metadata_reference,
+    left_out_datasets,
+    resolve_metadata,
+)
 from automl_core.space import SearchSpace
 from automl_warmstart_portfolio import greedy
 
@@ -189,18 +194,6 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def left_out_datasets(
-    datasets: Iterable[str], task: TaskDescription, exclude: Iterable[str], exclude_self: bool
-) -> list[str]:
-    """The ids among ``datasets`` the portfolio must not be built on: those in ``exclude``,
-    and with ``exclude_self`` the task's own dataset under any of its names (``task.dataset``
-    or ``task.aliases``), all compared lower-case: leave-one-out for a benchmark whose
-    datasets are also in the meta-data. (The knd plugin applies the same rule.)"""
-    named = {str(d).lower() for d in exclude}
-    own = {task.dataset.lower(), *(a.lower() for a in task.aliases)} if exclude_self else set()
-    return [d for d in datasets if d.lower() in named or d.lower() in own]
-
-
 #: The meta-data a portfolio for a pipeline space is built on when the recipe names none.
 DEFAULT_FOR_SPACE = {"autosklearn-classification": "oboe-autosklearn"}
 
@@ -244,11 +237,7 @@ class PortfolioWarmStarter(WarmStarter):
             raise ValueError(f"size: got {size!r}, expected an integer >= 1")
         if split is not None and (not isinstance(split, str) or not split):
             raise ValueError(f"split: got {split!r}, expected the name of a meta-data split")
-        if isinstance(exclude, (str, bytes)) or not isinstance(exclude, Iterable):
-            raise ValueError(f"exclude: got {exclude!r}, expected a list of dataset ids")
-        excluded = list(exclude)
-        if not all(isinstance(d, (str, int)) and not isinstance(d, bool) for d in excluded):
-            raise ValueError(f"exclude: got {exclude!r}, expected a list of dataset ids")
+        excluded = check_dataset_ids("exclude", exclude)
         for name, flag in (("exclude_self", exclude_self), ("cache", cache)):
             if not isinstance(flag, bool):
                 raise ValueError(f"{name}: got {flag!r}, expected true or false")
@@ -256,7 +245,7 @@ class PortfolioWarmStarter(WarmStarter):
         self.metadata_params = dict(metadata_params or {})
         self.size = int(size)
         self.split = split
-        self.exclude = [str(d) for d in excluded]
+        self.exclude = excluded
         self.exclude_self = exclude_self
         self.cache = cache
         self._loaded: dict[str, MetaData] = {}
