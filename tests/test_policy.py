@@ -121,3 +121,24 @@ def test_a_resumed_run_keeps_the_policy_its_trials_were_run_with(plugins, tmp_pa
         assert history.get_meta("policy")["name"] == "cv3"
     assert setups[-1].data.policy.name == "cv3"
     assert setups[-1].data.evaluator.resampling.folds == 3
+
+
+@pytest.mark.parametrize(
+    ("strategy", "params", "halving", "used"),
+    [
+        ("random", {"max_retries": 3}, False, "random"),
+        ("random", {"max_retries": 3}, True, runner.HALVING_STRATEGY),
+        ("hyperband", {"eta": 2}, True, "hyperband"),
+        ("asha", {}, True, "asha"),
+    ],
+)
+def test_a_halving_policy_switches_only_a_strategy_that_does_not_race(
+    strategy, params, halving, used
+):
+    """A strategy that already races candidates over budgets keeps its name and parameters;
+    any other is replaced by successive halving, without the replaced one's parameters."""
+    recipe = parse_recipe(toy_recipe(search={"strategy": strategy, "params": params}))
+    chosen = runner.policy_strategy(recipe, Policy("p", {"cv": 3}, halving))
+    assert chosen.name == used
+    assert chosen.params == (params if used == strategy else {})
+    assert runner.policy_strategy(recipe, None) is recipe.search.strategy

@@ -160,7 +160,7 @@ class FixedWarmStarter(WarmStarter):
 
     seen_tasks: ClassVar[list[TaskDescription]] = []
 
-    def suggest(self, task: TaskDescription, space: SearchSpace, n: int) -> WarmStart:
+    def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
         FixedWarmStarter.seen_tasks.append(task)
         configs = [
             {
