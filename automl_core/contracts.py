@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -267,6 +267,10 @@ class SearchStrategy(abc.ABC):
     """
 
     context: SearchContext
+    #: Whether the strategy itself races candidates over budgets (successive halving and its
+    #: kin): a run whose policy calls for successive halving then keeps it instead of
+    #: switching to ``successive_halving`` (see ``task.resampling: auto``).
+    races_budgets: ClassVar[bool] = False
 
     def setup(self, context: SearchContext) -> None:
         """Called once before the first ``ask``."""

@@ -17,7 +17,7 @@ import time
 import traceback
 import warnings
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +60,8 @@ from automl_core.space import BuildContext, PipelineSpace, SearchSpace
 from automl_core.trial import Result, Status, Trial
 
 HISTORY_FILE = "history.sqlite"
-#: Strategies that already race candidates over budgets: a policy of successive halving
-#: leaves them as they are; any other strategy is replaced by ``HALVING_STRATEGY``.
-MULTI_FIDELITY_STRATEGIES = ("successive_halving", "hyperband", "asha")
+#: The strategy a policy of successive halving switches to, unless the recipe's strategy
+#: races budgets itself (``SearchStrategy.races_budgets``); plugin automl-halving's.
 HALVING_STRATEGY = "successive_halving"
 MODEL_FILE = "model.joblib"
 RECIPE_FILE = "recipe.yaml"
@@ -170,6 +169,8 @@ class Setup:
     data: DataTask | None = None
     benchmark: BenchmarkTask | None = None
     warm_start: WarmStart | None = None
+    #: The strategy as run: the recipe's, or the one a policy switched to.
+    strategy_ref: ComponentRef | None = None
 
     @property
     def metric_name(self) -> str:
@@ -247,7 +248,7 @@ def prepare(
         assert surrogate is not None
         return plugins.create("surrogate", surrogate.name, _seeded(plugins, surrogate, recipe))
 
-    strategy_ref = policy_strategy(recipe, data.policy if data is not None else None)
+    strategy_ref = policy_strategy(recipe, data.policy if data is not None else None, plugins)
     strategy = plugins.create("search_strategy", strategy_ref.name, strategy_ref.params)
     strategy.setup(
         SearchContext(
@@ -262,7 +263,9 @@ def prepare(
     )
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     _apply_limits(executor, recipe)
-    return Setup(recipe, task, space, evaluator, strategy, executor, data, lookup, warm_start)
+    return Setup(
+        recipe, task, space, evaluator, strategy, executor, data, lookup, warm_start, strategy_ref
+    )
 
 
 def _fidelity(recipe: Recipe, lookup: BenchmarkTask | None) -> Fidelity | None:
@@ -420,7 +423,7 @@ def stored_policy(run_dir: Path) -> Policy | None:
         record = history.get_meta("policy")
     if not record:
         return None
-    return Policy(record["name"], record["resampling"], record["halving"], record["info"])
+    return Policy(**{f.name: record[f.name] for f in fields(Policy)})
 
 
 def policy_resampling(policy: Policy) -> Resampling:
@@ -431,12 +434,13 @@ def policy_resampling(policy: Policy) -> Resampling:
         raise PluginError(f"policy {policy.name!r} has an invalid resampling: {error}") from None
 
 
-def policy_strategy(recipe: Recipe, policy: Policy | None) -> ComponentRef:
+def policy_strategy(recipe: Recipe, policy: Policy | None, plugins: Plugins) -> ComponentRef:
     """The strategy the run uses: the recipe's, or successive halving (with the recipe's
     surrogate, BOHB-style, as Auto-sklearn 2.0 combines them) when the policy races
-    candidates and the recipe's strategy does not already spend budgets."""
+    candidates and the recipe's strategy does not race budgets itself."""
     strategy = recipe.search.strategy
-    if policy is None or not policy.halving or strategy.name in MULTI_FIDELITY_STRATEGIES:
+    factory = plugins.get("search_strategy", strategy.name).obj
+    if policy is None or not policy.halving or getattr(factory, "races_budgets", False):
         return strategy
     return ComponentRef(HALVING_STRATEGY)
 
@@ -1112,16 +1116,8 @@ def _write_metadata(history: RunHistory, setup: Setup, plugins: Plugins) -> None
         history.set_meta("warmstart", warm_start_record(setup.recipe, setup.warm_start))
     policy = setup.data.policy if setup.data is not None else None
     if policy is not None:
-        history.set_meta(
-            "policy",
-            {
-                "name": policy.name,
-                "resampling": dict(policy.resampling),
-                "halving": policy.halving,
-                "strategy": policy_strategy(setup.recipe, policy).name,
-                "info": dict(policy.info),
-            },
-        )
+        assert setup.strategy_ref is not None
+        history.set_meta("policy", {**asdict(policy), "strategy": setup.strategy_ref.name})
     history.set_meta("started_at", time.time())
 
 

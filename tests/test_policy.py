@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from toy_plugin import FixedPolicySelector, toy_recipe
+from toy_plugin import DoublesPlugin, FailingStrategy, FixedPolicySelector, ToyPlugin, toy_recipe
 
-from automl_core import runner
+from automl_core import hookimpl, runner
 from automl_core.contracts import Policy
 from automl_core.errors import PluginError, RecipeError
 from automl_core.history import RunHistory
+from automl_core.plugins import load_plugins
 from automl_core.recipe import DEFAULT_POLICY_SELECTOR, check_names, parse_recipe
 from automl_core.runner import HISTORY_FILE, prepare, run
 
@@ -123,6 +124,26 @@ def test_a_resumed_run_keeps_the_policy_its_trials_were_run_with(plugins, tmp_pa
     assert setups[-1].data.evaluator.resampling.folds == 3
 
 
+class RacingStrategy(FailingStrategy):
+    """Stands for a multi-fidelity strategy: it says it races budgets."""
+
+    races_budgets = True
+
+
+class RacingPlugin:
+    """``hyperband`` and ``asha`` as strategies that race budgets, by the contract's flag."""
+
+    @hookimpl
+    def register_search_strategies(self, register):
+        register("hyperband", RacingStrategy)
+        register("asha", RacingStrategy)
+
+
+RACING_PLUGINS = load_plugins(
+    extra=[ToyPlugin(), DoublesPlugin(), RacingPlugin()], entry_points=False
+)
+
+
 @pytest.mark.parametrize(
     ("strategy", "params", "halving", "used"),
     [
@@ -138,7 +159,7 @@ def test_a_halving_policy_switches_only_a_strategy_that_does_not_race(
     """A strategy that already races candidates over budgets keeps its name and parameters;
     any other is replaced by successive halving, without the replaced one's parameters."""
     recipe = parse_recipe(toy_recipe(search={"strategy": strategy, "params": params}))
-    chosen = runner.policy_strategy(recipe, Policy("p", {"cv": 3}, halving))
+    chosen = runner.policy_strategy(recipe, Policy("p", {"cv": 3}, halving), RACING_PLUGINS)
     assert chosen.name == used
     assert chosen.params == (params if used == strategy else {})
-    assert runner.policy_strategy(recipe, None) is recipe.search.strategy
+    assert runner.policy_strategy(recipe, None, RACING_PLUGINS) is recipe.search.strategy

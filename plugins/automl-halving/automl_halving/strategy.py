@@ -90,6 +90,8 @@ class _Halving(SearchStrategy):
     """What the synchronous and the asynchronous variants share: parameters, the sampler,
     and the fidelity check."""
 
+    races_budgets = True
+
     def __init__(
         self,
         eta: float = 3,

@@ -566,3 +566,14 @@ def test_hyperband_on_learning_curves_spends_train_sizes(tmp_path, capsys):
     assert budgets[0] >= 16 and budgets[-1] == pytest.approx(max(budgets))
     pairs = [(yaml.safe_dump(t.trial.config), t.trial.budget) for t in trials]
     assert len(pairs) == len(set(pairs))
+
+
+def test_every_halving_strategy_says_it_races_budgets():
+    """A run whose policy calls for successive halving keeps these strategies as they are
+    (``SearchStrategy.races_budgets``) rather than replacing them."""
+    from automl_core.plugins import load_plugins
+
+    plugins = load_plugins()
+    for name in ("successive_halving", "hyperband", "asha"):
+        assert plugins.get("search_strategy", name).obj.races_budgets is True
+    assert plugins.get("search_strategy", "random").obj.races_budgets is False
