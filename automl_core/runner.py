@@ -539,6 +539,7 @@ def _benchmark_task(
         n_features=0,
         metric=benchmark.metric,
         aliases=(dataset.lower(),),
+        benchmark=ref.name,
     )
     lookup = BenchmarkTask(ref.name, benchmark, dataset)
     return task, space, benchmark.evaluator(dataset, recipe.seed), lookup

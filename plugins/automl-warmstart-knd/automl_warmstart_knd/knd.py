@@ -379,9 +379,9 @@ class KNearestDatasets(WarmStarter):
         """The meta-data (loaded once per reference) and a label naming it."""
         if isinstance(self.metadata, MetaData):
             return self.metadata, str(self.metadata.info.get("source") or self.metadata.space)
-        if self.metadata is None and task.task == "benchmark":
-            # A table-lookup task (dataset "<benchmark>:<id>"): the benchmark's own meta-data.
-            reference: str | Path = task.dataset.split(":", 1)[0]
+        if self.metadata is None and task.benchmark is not None:
+            # A table-lookup task: the benchmark's own meta-data.
+            reference: str | Path = task.benchmark
             params = dict(self.metadata_params)
         elif self.metadata is None:
             reference = AUTOSKLEARN_SOURCE

@@ -199,10 +199,10 @@ DEFAULT_FOR_SPACE = {"autosklearn-classification": "oboe-autosklearn"}
 
 
 def default_metadata(task: TaskDescription, space: SearchSpace) -> str:
-    """The meta-data for a recipe that names none: a table-lookup task's own benchmark (its
-    dataset is ``<benchmark>:<id>``), or the meta-data known for the run's pipeline space."""
-    if task.task == "benchmark":
-        return task.dataset.split(":", 1)[0]
+    """The meta-data for a recipe that names none: a table-lookup task's own benchmark
+    (``task.benchmark``), or the meta-data known for the run's pipeline space."""
+    if task.benchmark is not None:
+        return task.benchmark
     name = getattr(space, "name", "")
     if name in DEFAULT_FOR_SPACE:
         return DEFAULT_FOR_SPACE[name]

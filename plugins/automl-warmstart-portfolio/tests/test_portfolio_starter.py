@@ -40,7 +40,9 @@ def toy_space(offered: int = 10) -> PoolSpace:
 
 
 def task(dataset: str = "new", aliases: tuple[str, ...] = ()) -> TaskDescription:
-    return TaskDescription(dataset, "benchmark", 0, 0, "loss", {}, aliases)
+    """A table-lookup task; ``<benchmark>:<id>`` names its benchmark, as the runner's do."""
+    benchmark = dataset.split(":", 1)[0] if ":" in dataset else "toy"
+    return TaskDescription(dataset, "benchmark", 0, 0, "loss", {}, aliases, benchmark)
 
 
 @pytest.fixture
@@ -233,7 +235,7 @@ def test_without_metadata_a_benchmark_task_uses_its_own_and_the_sklearn_space_ob
     from automl_core.contracts import TaskDescription
     from automl_warmstart_portfolio.starter import default_metadata
 
-    lookup = TaskDescription("oboe:3", "benchmark", 0, 0, "balanced_error")
+    lookup = TaskDescription("oboe:3", "benchmark", 0, 0, "balanced_error", benchmark="oboe")
     assert default_metadata(lookup, SimpleNamespace(name="oboe")) == "oboe"
     data = TaskDescription("keel:pima", "classification", 500, 8, "balanced_accuracy")
     space = SimpleNamespace(name="autosklearn-classification")
