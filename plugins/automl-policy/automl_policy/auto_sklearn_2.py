@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.cache import cache_dir
+from automl_core.cache import cache_dir, write_atomically
 from automl_core.contracts import Policy, PolicySelector, TaskDescription
-from automl_policy.lcdb_runs import CACHE_VERSION, Runs, load_runs, save_atomically
+from automl_policy.lcdb_runs import CACHE_VERSION, Runs, load_runs
 from automl_policy.selector import PairwiseSelector
 from automl_policy.simulate import FALLBACK, POLICIES, simulate_all
 
@@ -122,5 +122,5 @@ def simulated_losses(budget: int, runs: Runs | None = None) -> np.ndarray:
         except (OSError, ValueError) as error:
             log.warning("rebuilding the unreadable policy cache %s: %s", path, error)
     losses = simulate_all(runs if runs is not None else load_runs(), budget)
-    save_atomically(path, lambda tmp: np.save(tmp, losses))
+    write_atomically(path, lambda tmp: np.save(tmp, losses))
     return losses

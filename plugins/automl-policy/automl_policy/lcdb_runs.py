@@ -14,15 +14,12 @@ Only the needed columns are read (about 30 s once); the compact table is cached 
 
 from __future__ import annotations
 
-import contextlib
-import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from automl_core.cache import cache_dir
+from automl_core.cache import cache_dir, write_atomically
 from automl_metadata.archive import read_csv
 from automl_metadata.lcdb import CURVES_FILE, DATASETS_FILE, LCDB
 
@@ -70,23 +67,9 @@ def load_runs() -> Runs:
     path = cache_file()
     if not path.is_file():
         runs = read_runs()
-        save_atomically(path, lambda tmp: save_runs(runs, tmp))
+        write_atomically(path, lambda tmp: save_runs(runs, tmp))
         return runs
     return read_saved(path)
-
-
-def save_atomically(path: Path, write: Callable[[Path], object]) -> None:
-    """``write(tmp)`` to a hidden file beside ``path`` (same suffix, which ``np.save`` and
-    ``np.savez`` insist on), renamed into place: a reader never sees half a cache file, and a
-    failed write leaves none behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.{uuid.uuid4().hex}{path.suffix}")
-    try:
-        write(tmp)
-        tmp.replace(path)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
 
 
 def read_runs() -> Runs:

@@ -13,7 +13,7 @@ from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import HISTORY_FILE, prepare, run
 from automl_policy.auto_sklearn_2 import AutoSklearn2Selector, grid_budget, simulated_losses
-from automl_policy.lcdb_runs import INNER_SPLITS, OUTER_SPLITS, Runs, save_atomically
+from automl_policy.lcdb_runs import INNER_SPLITS, OUTER_SPLITS, Runs
 from automl_policy.selector import PairwiseSelector
 from automl_policy.simulate import Clock, PolicySpec, halving_anchors, simulate
 
@@ -136,21 +136,6 @@ def test_simulated_losses_use_the_runs_given_and_are_cached(tmp_path, monkeypatc
     assert cached.name == "lcdb-outcomes-v1-s1-30s.npy" and np.array_equal(np.load(cached), losses)
     monkeypatch.setattr(auto_sklearn_2, "simulate_all", lambda *args: pytest.fail("simulated"))
     assert np.array_equal(simulated_losses(30, runs), losses)  # read back from the cache
-
-
-def test_a_cache_file_is_replaced_whole_and_a_failed_write_leaves_nothing(tmp_path):
-    path = tmp_path / "policy" / "table.npy"
-    save_atomically(path, lambda tmp: np.save(tmp, np.arange(3)))
-    assert np.load(path).tolist() == [0, 1, 2]
-
-    def half_then_fail(tmp):
-        tmp.write_bytes(b"half")
-        raise OSError("disk full")
-
-    with pytest.raises(OSError, match="disk full"):
-        save_atomically(path, half_then_fail)
-    assert [p.name for p in path.parent.iterdir()] == ["table.npy"]
-    assert np.load(path).tolist() == [0, 1, 2]
 
 
 # --- the registered selector -------------------------------------------------------------------

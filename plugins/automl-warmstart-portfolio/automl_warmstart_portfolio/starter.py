@@ -9,12 +9,9 @@ and as a small JSON file under ``<cache>/portfolios/`` for later processes.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
-import uuid
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.cache import cache_dir
+from automl_core.cache import cache_dir, write_atomically
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError, InvalidConfigurationError
 from automl_core.metastore import (
@@ -159,8 +156,8 @@ def _read(path: Path, key: str, metadata: MetaData) -> Portfolio | None:
 
 
 def _write(path: Path, portfolio: Portfolio, metadata: MetaData, size: int, label: str) -> None:
-    """Store ``portfolio`` at ``path``: written beside it and renamed, so that a reader (or
-    another process building the same portfolio) never sees half a file."""
+    """Store ``portfolio`` at ``path`` atomically: a reader (or another process building the
+    same portfolio) never sees half a file; a cache that cannot be written costs a warning."""
     document = {
         "format": FILE_FORMAT,
         "key": portfolio.key,
@@ -176,15 +173,11 @@ def _write(path: Path, portfolio: Portfolio, metadata: MetaData, size: int, labe
             "algorithm": ALGORITHM_VERSION,
         },
     }
-    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}"
+    text = json.dumps(document, default=_plain)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(document, default=_plain))
-        os.replace(tmp, path)
+        write_atomically(path, lambda tmp: tmp.write_text(text))
     except OSError as error:
         log.warning("portfolio: could not cache the portfolio in %s (%s)", path, error)
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
 
 
 def _plain(value: Any) -> Any:

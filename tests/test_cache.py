@@ -1,0 +1,23 @@
+"""The per-machine cache's helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from automl_core.cache import write_atomically
+
+
+def test_a_cache_file_is_replaced_whole_and_a_failed_write_leaves_nothing(tmp_path):
+    path = tmp_path / "cache" / "table.npy"
+    write_atomically(path, lambda tmp: np.save(tmp, np.arange(3)))
+    assert np.load(path).tolist() == [0, 1, 2]
+
+    def half_then_fail(tmp):
+        tmp.write_bytes(b"half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_atomically(path, half_then_fail)
+    assert [p.name for p in path.parent.iterdir()] == ["table.npy"]
+    assert np.load(path).tolist() == [0, 1, 2]
