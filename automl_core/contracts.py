@@ -147,7 +147,13 @@ class MetaFeatureProvider(abc.ABC):
 
 @dataclass
 class WarmStart:
-    """Where a search starts: configurations to try first, and optionally a surrogate state."""
+    """Where a search starts: configurations to try first, and optionally a surrogate state.
+
+    ``info`` is the warm-starter's account of where they came from; the run stores it, and
+    ``automl show`` prints these optional keys when present: ``metadata`` (what it drew on),
+    ``datasets`` (``{"dataset", "distance"}`` mappings, nearest first, or plain dataset
+    ids) and ``excluded`` (the datasets it left out).
+    """
 
     configs: list[dict[str, Any]] = field(default_factory=list)
     surrogate_state: Any = None
