@@ -43,15 +43,32 @@ DATASETS = ("australian", "german", "pima", "vehicle", "contraceptive", "segment
 METRIC = "balanced_accuracy"
 
 
+def keel_task(dataset: str) -> dict:
+    """The task section of every KEEL benchmark run: holdout validation on a third of the
+    training rows, a stratified test quarter held back."""
+    return {
+        "dataset": f"keel:{dataset}",
+        "metric": METRIC,
+        "resampling": {"holdout": 0.33},
+        "test_size": 0.25,
+    }
+
+
+def tied_losses(scores: np.ndarray) -> np.ndarray:
+    """Scores (higher is better) as losses rounded as ``automl compare`` rounds them (its
+    default tie), so that ranks and duels are the same statistics as its report's."""
+    return np.round(-scores / DEFAULT_TIE) * DEFAULT_TIE
+
+
+def p_text(value: float | None) -> str:
+    """A p-value for a table; "-" where none was computed."""
+    return "-" if value is None else f"{value:.3f}"
+
+
 def recipe_for(dataset: str, spec: str, seed: int, args: argparse.Namespace) -> dict:
     return {
         "name": f"{spec}-{dataset}",
-        "task": {
-            "dataset": f"keel:{dataset}",
-            "metric": METRIC,
-            "resampling": {"holdout": 0.33},
-            "test_size": 0.25,
-        },
+        "task": keel_task(dataset),
         "space": "autosklearn-classification",
         "search": search_section(spec, {}),
         "executor": {"name": "processes", "params": {"workers": args.workers}},
@@ -120,9 +137,7 @@ def print_tables(rows: list[dict]) -> None:
                 scores[v, datasets.index(r["dataset"]), seeds.index(r["seed"])] = r[kind]
     names = [f"{spec} {'+ ensemble' if kind == 'ensemble' else 'best'}" for spec, kind in variants]
     means = np.nanmean(scores, axis=2)  # variants x datasets
-    # As losses (datasets x variants), rounded as automl compare rounds them (its default
-    # tie), for the same statistics.
-    losses = np.round(-means.T / DEFAULT_TIE) * DEFAULT_TIE
+    losses = tied_losses(means.T)  # datasets x variants
     ranks = mean_ranks(losses)
     seconds = {s: np.mean([r["seconds"] for r in rows if r["strategy"] == s]) for s, _ in variants}
     per_dataset = [len({r["seed"] for r in rows if r["dataset"] == d}) for d in datasets]
@@ -161,11 +176,7 @@ def print_tables(rows: list[dict]) -> None:
                 elif mannwhitneyu(x, y, alternative="less").pvalue < 0.05:
                     sig_b += 1
         print(f"| {names[a]} | {names[b]} | {duel.wins} / {duel.ties} / {duel.losses} | "
-              f"{_p(duel.p_value)} | {_p(duel.p_holm)} | {sig_a} / {sig_b} |")  # fmt: skip
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+              f"{p_text(duel.p_value)} | {p_text(duel.p_holm)} | {sig_a} / {sig_b} |")  # fmt: skip
 
 
 def main() -> None:

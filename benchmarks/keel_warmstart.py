@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from keel_strategies import DATASETS, METRIC, _read
+from keel_strategies import DATASETS, METRIC, _read, keel_task, p_text, tied_losses
 
-from automl_core.compare import DEFAULT_TIE, mean_ranks, pairwise
+from automl_core.compare import mean_ranks, pairwise
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
@@ -72,12 +72,7 @@ def recipe_for(dataset: str, variant: str, seed: int, args: argparse.Namespace) 
         warm["warmstart"] = start
     return {
         "name": f"{variant}-{dataset}",
-        "task": {
-            "dataset": f"keel:{dataset}",
-            "metric": METRIC,
-            "resampling": {"holdout": 0.33},
-            "test_size": 0.25,
-        },
+        "task": keel_task(dataset),
         "space": "autosklearn-classification",
         "search": {"strategy": "smbo", "surrogate": "rf"},
         "executor": {"name": "processes", "params": {"workers": args.workers}},
@@ -149,7 +144,7 @@ def print_tables(rows: list[dict], trials: int) -> None:
     tests = np.array([[np.mean([r["test"] for r in rows if r["dataset"] == d and r["variant"] == v
                                 and r["test"] is not None] or [np.nan])
                        for v in variants] for d in datasets])  # fmt: skip
-    losses = np.round(-tests / DEFAULT_TIE) * DEFAULT_TIE
+    losses = tied_losses(tests)
     ranks = mean_ranks(losses)
     seeds = sorted({r["seed"] for r in rows})
     print(f"\n{len(datasets)} KEEL datasets x {len(seeds)} seed(s), {trials} trials, SMBO + RF\n")
@@ -170,10 +165,8 @@ def print_tables(rows: list[dict], trials: int) -> None:
     for (a, b), duel in zip(
         itertools.combinations(range(len(variants)), 2), pairwise(losses, variants), strict=True
     ):
-        p = "-" if duel.p_value is None else f"{duel.p_value:.3f}"
-        holm = "-" if duel.p_holm is None else f"{duel.p_holm:.3f}"
         print(f"| {variants[a]} | {variants[b]} | {duel.wins} / {duel.ties} / {duel.losses} | "
-              f"{p} | {holm} |")  # fmt: skip
+              f"{p_text(duel.p_value)} | {p_text(duel.p_holm)} |")  # fmt: skip
 
 
 def main() -> None:
