@@ -61,6 +61,7 @@ import pandas as pd
 
 from automl_core.contracts import MetaData
 from automl_core.metastore import resolve_metadata
+from automl_core.metrics import normalised_regret
 from automl_warmstart_knd import knd_order, nearest_datasets
 from automl_warmstart_portfolio import greedy_portfolio, normalise_per_dataset
 
@@ -106,8 +107,7 @@ def best_so_far(losses: np.ndarray, order: Iterable[int], budgets: Sequence[int]
 def regrets(losses: np.ndarray, curve: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(normalised, raw) regret of a best-so-far ``curve`` on a dataset with ``losses``."""
     low, high = np.nanmin(losses), np.nanmax(losses)
-    raw = curve - low
-    return (raw / (high - low) if high > low else np.zeros_like(raw)), raw
+    return normalised_regret(curve, low, high), curve - low
 
 
 def random_regrets(
