@@ -124,7 +124,7 @@ class _Target:
         return getattr(self._hyperparameter(name), which)
 
     def _hyperparameter(self, name: str) -> Any:
-        full = f"{CLASSIFIER}:{self.result.classifier}:{name}"
+        full = _full_name(self.result, name)
         try:
             return self.space.configspace[full]
         except KeyError:
@@ -316,7 +316,7 @@ def full_config(translation: Translation, space: PipelineSpace) -> dict[str, Any
     active = dict(deactivate_inactive_hyperparameters(values, subspace)) if len(subspace) else {}
     config = {k: v for k, v in space.default().items() if not k.startswith(f"{CLASSIFIER}:")}
     config[f"{CLASSIFIER}:__choice__"] = translation.classifier
-    config.update({f"{CLASSIFIER}:{component.name}:{k}": v for k, v in active.items()})
+    config.update({_full_name(translation, k): v for k, v in active.items()})
     return space.validate(config)
 
 
@@ -435,6 +435,7 @@ def _count(algorithms: list[str], columns: Any) -> dict[str, int]:
 
 
 def _full_name(translation: Translation, name: str) -> str:
+    """The name in the whole space of the classifier's hyper-parameter ``name``."""
     return f"{CLASSIFIER}:{translation.classifier}:{name}"
 
 

@@ -350,6 +350,26 @@ def test_merges_keep_the_column_measured_closest(translated) -> None:
     assert 54 not in translated.info["source_configs"]
 
 
+def test_what_the_translation_set_or_could_not_is_recorded(translated) -> None:
+    """The records docs/data.md describes: the settings made for scikit-learn defaults Oboe
+    relied on, the defaults no setting expresses, and why models were dropped."""
+    info = translated.info
+    assert info["implied"]["DT"] == {"classifier:decision_tree:max_depth_factor": 2.0}
+    assert info["implied"]["GBT"] == {"classifier:gradient_boosting:min_samples_leaf": 1}
+    assert info["implied"]["MLP"] == {
+        "classifier:mlp:num_nodes_per_layer": 100,
+        "classifier:mlp:early_stopping": "train",
+    }
+    assert set(info["implied"]) == {"DT", "GBT", "MLP", "Perceptron"}
+    # Only for algorithms with kept columns: Logit, all dropped, has none.
+    assert set(info["unmatched_defaults"]) == {"AB", "ExtraTrees", "RF", "GBT", "kSVM", "MLP"}
+    assert info["dropped_why"]["MLP"] == ["an MLP trained by SGD (our MLP is trained by adam)"]
+    for algorithm in ("DT", "ExtraTrees", "RF"):
+        assert info["dropped_why"][algorithm] == [
+            "min_samples_split as a fraction of the rows (our space takes a count)"
+        ]
+
+
 def test_unknown_settings_are_errors_not_silent_losses(space) -> None:
     extra = {"algorithm": "RF", "hyperparameters": {"min_samples_split": 2, "criterion": "gini",
                                                     "max_depth": 3}}  # fmt: skip
