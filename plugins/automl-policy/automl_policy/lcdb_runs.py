@@ -8,7 +8,7 @@ train sizes, for 5 outer (test) splits x 5 inner (validation) splits, with train
 What a policy would have picked, and what that pick scores on the test split, can then be
 looked up instead of computed (see :mod:`automl_policy.simulate`).
 
-Only the needed columns are read (about 30 s once); the compact table is cached under
+Only the needed columns are read (5 s once on the 2-core VM); the compact table is cached under
 ``<cache>/policy/`` as a NumPy archive and read back in about a second.
 """
 
