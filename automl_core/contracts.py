@@ -250,6 +250,11 @@ class SearchContext:
     #: The run's trial budget, when the recipe sets one (strategies that size an initial
     #: design by the run's length read it; the run loop still owns the budget).
     trial_budget: int | None = None
+    #: The seconds of search the run has left when the strategy is set up: the recipe's
+    #: ``budget.wall_time``, less what a resumed run already spent; None without a wall
+    #: time (strategies that size an initial design read it, e.g. from the rate at which
+    #: results arrive; the run loop still owns the budget).
+    time_budget: float | None = None
 
     def warm_start_configs(self) -> list[dict[str, Any]]:
         """The warm start's configurations that are valid in the space, validated, in order.

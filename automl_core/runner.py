@@ -218,6 +218,7 @@ def prepare(
     benchmark: Benchmark | None = None,
     dataset: Dataset | None = None,
     policy: Policy | None = None,
+    spent: float = 0.0,
 ) -> Setup:
     """Resolve every name of the recipe and build the components, in data-flow order.
 
@@ -225,7 +226,9 @@ def prepare(
     once for all the suite's runs. ``dataset`` is data held in memory, used instead of loading
     ``task.dataset``, which must then be a ``memory:<name>`` reference (see
     :func:`in_memory_dataset`). ``policy`` is the policy a resumed run was started with
-    (``resampling: auto``), used instead of asking the selector again.
+    (``resampling: auto``), used instead of asking the selector again. ``spent`` is the
+    seconds a resumed run already searched: the strategy is told the wall time left
+    (``SearchContext.time_budget``), as :func:`search` counts it.
     """
     check_names(recipe, plugins)
     if recipe.task.benchmark is not None:
@@ -259,6 +262,7 @@ def prepare(
             fidelity=_fidelity(recipe, lookup),
             task=task,
             trial_budget=recipe.budget.trials,
+            time_budget=_time_left(recipe.budget.wall_time, spent),
         )
     )
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
@@ -266,6 +270,12 @@ def prepare(
     return Setup(
         recipe, task, space, evaluator, strategy, executor, data, lookup, warm_start, strategy_ref
     )
+
+
+def _time_left(wall_time: float | None, spent: float) -> float | None:
+    """The seconds of search left to a run that already searched ``spent`` of its
+    ``wall_time`` (None: no wall time)."""
+    return None if wall_time is None else max(0.0, wall_time - spent)
 
 
 def _fidelity(recipe: Recipe, lookup: BenchmarkTask | None) -> Fidelity | None:
@@ -424,6 +434,16 @@ def stored_policy(run_dir: Path) -> Policy | None:
     if not record:
         return None
     return Policy(**{f.name: record[f.name] for f in fields(Policy)})
+
+
+def stored_elapsed(run_dir: Path) -> float:
+    """The seconds the run in ``run_dir`` has searched so far (0 without a history), so
+    that a resumed strategy is told the time left before :func:`search` counts it."""
+    path = run_dir / HISTORY_FILE
+    if not path.is_file():
+        return 0.0
+    with RunHistory(path) as history:
+        return float(history.get_meta(ELAPSED, 0.0))
 
 
 def policy_resampling(policy: Policy) -> Resampling:
@@ -999,7 +1019,8 @@ def run(
     run_dir = Path(run_dir)
     _check_run_folder(run_dir, recipe, resume, dataset)
     policy = stored_policy(run_dir) if resume else None
-    setup = prepare(recipe, plugins, benchmark, dataset, policy)
+    spent = stored_elapsed(run_dir) if resume else 0.0
+    setup = prepare(recipe, plugins, benchmark, dataset, policy, spent)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resume:
         (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))

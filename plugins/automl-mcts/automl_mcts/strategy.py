@@ -14,12 +14,20 @@ Each ``ask`` after the initial design runs one MCTS iteration:
 The surrogate is the recipe's (``rf`` by default in recipes; any registered one works), fitted
 on every result so far plus a constant lie for each trial still running, so that several
 asks before a tell spread out; visits count running trials too (a virtual visit).
+
+Before the tree, Mosaic.Vanilla's initial design (a default and ``kappa`` random pipelines
+per learning algorithm: 72 on auto-sklearn's space) takes at most ``INITIAL_SHARE`` of the
+run's trials, so that the tree search runs at short budgets too. With a trial budget the
+design is cut once, at set-up. With a time budget the run's length in trials is unknown at
+set-up, so it is estimated while the design is served (see :meth:`MCTS._design_done`).
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,8 +47,18 @@ from automl_mcts.tree import Node, puct, softmax, widening_limit
 #: At most this many of the best-ranked playout candidates are decoded looking for one not
 #: proposed before; past that the node counts as exhausted.
 MAX_DECODES = 64
-#: The initial design takes at most this fraction of a run's trial budget (when it has one).
+#: The initial design takes at most this fraction of a run's trials: of its trial budget,
+#: or of the trials its time budget is expected to hold at the rate results arrive.
 INITIAL_SHARE = 0.25
+#: With a time budget, the rate is trusted once this many of the strategy's own trials have
+#: finished (or a quarter of the time budget has passed, whichever comes first).
+MIN_OBSERVED = 4
+#: Never fewer initial-design trials than this: the surrogate needs two finite results.
+MIN_DESIGN = 2
+#: The origin of a warm-start configuration: never cut from the queue.
+WARMSTART = "warmstart"
+
+log = logging.getLogger(__name__)
 
 
 class MCTS(SearchStrategy):
@@ -54,12 +72,16 @@ class MCTS(SearchStrategy):
         kappa: random pipelines per learning algorithm in the initial design (3), after
             its default pipeline (Mosaic.Vanilla).
         initial_design: the initial design's size; None: Vanilla's, capped at a quarter of
-            the run's trial budget when the recipe sets one.
+            the run's trials: of its trial budget when the recipe sets one, of the trials
+            its time budget is expected to hold when it sets one (see ``_design_done``).
         order: the decision stages in decision order; None: the learning algorithm first,
             then the other choice stages from the model backwards.
         neighbours: Gaussian steps per numeric hyper-parameter in a pipeline's
             neighbourhood (4), or on a pool the number of nearest candidates (20).
         pending_lie: the loss assumed for running trials when the surrogate is fitted.
+
+    ``clock`` (an attribute, ``time.monotonic`` by default, first read in ``setup``) is what
+    the time-budget rule measures seconds with; tests replace it to simulate trial times.
     """
 
     def __init__(
@@ -89,6 +111,7 @@ class MCTS(SearchStrategy):
         self.order = list(order) if order is not None else None
         self.n_neighbours = neighbours
         self.pending_lie = pending_lie
+        self.clock: Callable[[], float] = time.monotonic
 
     # -- set-up ------------------------------------------------------------------------------
     def setup(self, context: SearchContext) -> None:
@@ -112,12 +135,17 @@ class MCTS(SearchStrategy):
         self._fit_stale = True
         self._partial_cache: dict[Structure, float] = {}
         self.queue = self._initial_queue(context)
+        #: initial-design pipelines proposed (warm-start configurations not counted), and
+        #: results told for trials this strategy proposed in this process (not replayed)
+        self.design_issued = 0
+        self.observed = 0
+        self._set_up_at = self.clock()
 
     def _initial_queue(self, context: SearchContext) -> list[Candidate]:
         """The warm start's configurations, then Mosaic.Vanilla's: for each learning
         algorithm (in a seeded random order) its default pipeline, then ``kappa`` random
         pipelines each, round-robin; cut to the design's size."""
-        queue = [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
+        queue = [Candidate(c, origin=WARMSTART) for c in context.warm_start_configs()]
         roots = self._options_of(())
         order = [roots[i] for i in self.rng.permutation(len(roots))]
         extra = []  # a root with no default pipeline (a pool's) gets one more random one
@@ -139,18 +167,59 @@ class MCTS(SearchStrategy):
         return queue[: self._design_size(len(queue), context.trial_budget)]
 
     def _design_size(self, vanilla: int, trial_budget: int | None) -> int:
+        """The queue's length at set-up: ``initial_design`` if given, else at most a quarter
+        of the trial budget (the queue's warm start included, as it always was)."""
         if self.initial_design is not None:
             return self.initial_design
         if trial_budget is None:
             return vanilla
-        return min(vanilla, max(2, math.floor(INITIAL_SHARE * trial_budget)))
+        return min(vanilla, max(MIN_DESIGN, math.floor(INITIAL_SHARE * trial_budget)))
+
+    def _design_done(self) -> bool:
+        """Whether to stop serving the initial design, under a time budget.
+
+        The run's length in trials is estimated from the rate at which this strategy's own
+        trials finished since set-up (results replayed on resume are not counted: they took
+        no time here), times the seconds the run had left at set-up. The design stops once
+        the design pipelines proposed reach ``max(MIN_DESIGN, floor(INITIAL_SHARE *
+        estimate))``. The rate is trusted once ``MIN_OBSERVED`` results have come, or once a
+        quarter of the time budget has passed (a run of slow trials); until then the design
+        goes on, which loses little: its default pipelines come first, and they are the most
+        informative. The trial budget's cap was applied at set-up, so with both budgets the
+        smaller estimate wins. An explicit ``initial_design`` is left alone, and so is a run
+        with no time budget: it stays deterministic.
+        """
+        budget = self.context.time_budget
+        if self.initial_design is not None or budget is None:
+            return False
+        if self.design_issued < MIN_DESIGN:
+            return False
+        elapsed = self.clock() - self._set_up_at
+        if self.observed < MIN_OBSERVED and elapsed < INITIAL_SHARE * budget:
+            return False
+        expected = self.observed / elapsed * budget if elapsed > 0 else math.inf
+        cap = max(MIN_DESIGN, math.floor(INITIAL_SHARE * expected))
+        if self.design_issued < cap:
+            return False
+        log.info(
+            "mcts: the initial design stops after %d pipelines: %d results in %.1f s, about "
+            "%.0f trials expected in the %.0f s budget",
+            self.design_issued, self.observed, elapsed, expected, budget,
+        )  # fmt: skip
+        return True
 
     # -- ask ---------------------------------------------------------------------------------
     def ask(self) -> Candidate | None:
         while self.queue:
-            candidate = self.queue.pop(0)
+            candidate = self.queue[0]
+            if candidate.origin != WARMSTART and self._design_done():
+                self.queue = [c for c in self.queue if c.origin == WARMSTART]
+                continue
+            self.queue.pop(0)
             if self.decisions.claim_config(candidate.config):
                 self._start(self.decisions.item_of(candidate.config), candidate.config)
+                if candidate.origin != WARMSTART:
+                    self.design_issued += 1
                 return candidate
         self._fit()
         while not self.tree[()].exhausted:
@@ -318,6 +387,7 @@ class MCTS(SearchStrategy):
             item, path = started
             for prefix in path:
                 self.tree[prefix].pending -= 1
+            self.observed += 1
         loss = result.loss if result.ok else math.inf
         structure = self._structure(item)
         self.results.append((item, structure, loss))

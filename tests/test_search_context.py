@@ -1,0 +1,75 @@
+"""What the run tells a strategy at set-up about the run's length: the trial budget and the
+seconds of search left (less what a resumed run already spent)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from toy_plugin import DoublesPlugin, ToyPlugin, toy_recipe
+
+from automl_core import hookimpl
+from automl_core.contracts import SearchContext, SearchStrategy
+from automl_core.history import RunHistory
+from automl_core.plugins import Plugins, load_plugins
+from automl_core.recipe import parse_recipe
+from automl_core.runner import ELAPSED, HISTORY_FILE, run
+from automl_core.trial import Candidate, Result, Trial
+
+
+class RecordingStrategy(SearchStrategy):
+    """Random search that keeps the context of each set-up."""
+
+    contexts: ClassVar[list[SearchContext]] = []
+
+    def setup(self, context: SearchContext) -> None:
+        super().setup(context)
+        RecordingStrategy.contexts.append(context)
+        self.rng = np.random.default_rng(context.seed)
+
+    def ask(self) -> Candidate:
+        return Candidate(self.context.space.sample(self.rng, 1)[0], origin="random")
+
+    def tell(self, trial: Trial, result: Result) -> None:
+        pass
+
+
+class RecordingPlugin:
+    @hookimpl
+    def register_search_strategies(self, register: Any) -> None:
+        register("recording", RecordingStrategy)
+
+
+@pytest.fixture
+def recording() -> Plugins:
+    RecordingStrategy.contexts.clear()
+    return load_plugins(extra=[ToyPlugin(), DoublesPlugin(), RecordingPlugin()], entry_points=False)
+
+
+def _recipe(**budget: float) -> Any:
+    return parse_recipe(toy_recipe(search={"strategy": "recording"}, budget=budget))
+
+
+def test_the_strategy_is_told_both_budgets(recording, tmp_path):
+    run(_recipe(trials=2, wall_time=30), tmp_path / "run", plugins=recording)
+    (context,) = RecordingStrategy.contexts
+    assert context.trial_budget == 2
+    assert context.time_budget == 30.0
+
+
+def test_without_a_wall_time_there_is_no_time_budget(recording, tmp_path):
+    run(_recipe(trials=2), tmp_path / "run", plugins=recording)
+    assert RecordingStrategy.contexts[0].time_budget is None
+
+
+def test_a_resumed_run_tells_the_time_left(recording, tmp_path):
+    run(_recipe(trials=2, wall_time=50), tmp_path / "run", plugins=recording)
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        history.set_meta(ELAPSED, 10.0)  # as if the run had searched for 10 s
+    run(_recipe(trials=3, wall_time=50), tmp_path / "run", plugins=recording, resume=True)
+    assert RecordingStrategy.contexts[-1].time_budget == 40.0
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        history.set_meta(ELAPSED, 100.0)  # more than the wall time: nothing is left
+    run(_recipe(trials=4, wall_time=50), tmp_path / "run", plugins=recording, resume=True)
+    assert RecordingStrategy.contexts[-1].time_budget == 0.0
