@@ -42,6 +42,7 @@ from automl_core.contracts import (
 from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError, PluginError, RecipeError
 from automl_core.evaluator import PipelineEvaluator, Resampling, score_all
+from automl_core.final_model import FinalChoice, Scored, choose_final_model
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
 from automl_core.model import TrainedModel
@@ -123,8 +124,11 @@ class RunSummary:
     refit_seconds: float | None = None
     #: Ensemble members left out of the final model because their refit would have crossed
     #: the run's deadline: ``{"trial", "weight" (before renormalising), "estimated_seconds"}``.
-    #: ``ensemble`` holds the renormalised weights of the members kept.
+    #: ``ensemble`` then holds the weights of the choice made again over the members kept.
     dropped_members: list[dict[str, Any]] = field(default_factory=list)
+    #: How the final model was chosen (:meth:`automl_core.final_model.FinalChoice.record`):
+    #: ensemble or single best, both validation losses, and why.
+    final_model: dict[str, Any] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -734,14 +738,18 @@ def _result_of(future: Future[Result]) -> Result:
 
 @dataclass
 class Refitted:
-    """The final model and which of the members offered are in it."""
+    """The members refitted on all training rows, and those left out for lack of time."""
 
-    model: TrainedModel
-    #: Positions in the configurations offered, in the model's order.
-    kept: list[int]
-    #: Positions of the members left out for lack of time.
+    #: Fitted estimators by position in the configurations offered.
+    estimators: dict[int, Any]
+    #: Positions of the members left out for lack of time, in refit order.
     dropped: list[int]
     seconds: float
+
+    @property
+    def kept(self) -> list[int]:
+        """Positions refitted, in refit order."""
+        return list(self.estimators)
 
 
 def refit_members(
@@ -756,10 +764,10 @@ def refit_members(
 
     With a deadline (a ``time.monotonic()`` value) the members are refitted in decreasing
     weight, so the time goes to the members that matter most; a member whose ``estimates``
-    (seconds, see :func:`refit_estimate`) would take it past the deadline is left out and the
-    weights of those kept are renormalised. The heaviest member is always refitted: a run
-    must leave a model. Without a deadline every member is refitted, in the order given,
-    with the weights as given.
+    (seconds, see :func:`refit_estimate`) would take it past the deadline is left out. The
+    heaviest member is always refitted: a run must leave a model. Without a deadline every
+    member is refitted, in the order given. What the kept members weigh is the caller's
+    choice (:func:`finalise` selects the ensemble again over them).
     """
     weights = np.asarray(weights, dtype=float)
     started = time.monotonic()
@@ -769,27 +777,30 @@ def refit_members(
         order = [int(i) for i in np.argsort(-weights, kind="stable")]
     guesses = estimates if estimates is not None else [0.0] * len(configs)
     context = BuildContext(task=data.train.task, seed=seed)
-    kept: list[int] = []
+    estimators: dict[int, Any] = {}
     dropped: list[int] = []
-    estimators = []
     for position in order:
         late = deadline is not None and time.monotonic() + guesses[position] > deadline
-        if kept and late:
+        if estimators and late:
             dropped.append(position)
             continue
-        estimators.append(_fit_member(data, configs[position], context))
-        kept.append(position)
-    kept_weights = weights[kept]
-    if dropped:
-        kept_weights = kept_weights / kept_weights.sum()
-    model = TrainedModel(
-        data.train.task,
-        estimators,
-        kept_weights,
-        data.evaluator.label_encoder,
-        [configs[i] for i in kept],
-    )
-    return Refitted(model, kept, dropped, time.monotonic() - started)
+        estimators[position] = _fit_member(data, configs[position], context)
+    return Refitted(estimators, dropped, time.monotonic() - started)
+
+
+def too_slow_to_refit(
+    estimates: list[float], weights: np.ndarray, seconds_left: float
+) -> list[int]:
+    """The positions :func:`refit_members` would leave out if every refit took its estimate:
+    refits go in decreasing weight, the heaviest always, each later one only if it ends
+    within ``seconds_left``."""
+    spent, late = 0.0, []
+    for rank, position in enumerate(np.argsort(-np.asarray(weights), kind="stable")):
+        if rank and spent + estimates[position] > seconds_left:
+            late.append(int(position))
+        else:
+            spent += estimates[position]
+    return late
 
 
 def _fit_member(data: DataTask, config: dict[str, Any], context: BuildContext) -> Any:
@@ -813,30 +824,66 @@ def refit_estimate(stored: StoredTrial, data: DataTask) -> float:
     return seconds * data.train.n_rows / max(fitted_rows, 1.0) * REFIT_SAFETY
 
 
-def choose_ensemble(
-    setup: Setup, history: RunHistory, plugins: Plugins
-) -> tuple[list[StoredTrial], np.ndarray]:
-    """The trials and weights of the final model: the recipe's ensemble, or the best trial."""
-    best = history.best(ENSEMBLE_POOL if setup.recipe.ensemble else 1)
-    if not setup.recipe.ensemble or len(best) < 2 or setup.data is None:
-        return best[:1], np.ones(min(1, len(best)))
-    ensembler: Ensembler = plugins.create(
-        "ensembler", setup.recipe.ensemble.name, setup.recipe.ensemble.params
-    )
-    with_predictions = [(t, history.predictions(t.trial.id)) for t in best]
-    usable = [(t, p) for t, p in with_predictions if p is not None]
-    weights = np.asarray(
-        ensembler.fit(
-            [p for _, p in usable],
-            setup.data.evaluator.validation_targets,
-            setup.data.metric.loss,
-        ),
-        dtype=float,
-    )
-    keep = weights > 0
-    return [t for (t, _), k in zip(usable, keep, strict=True) if k], weights[keep] / weights[
-        keep
-    ].sum()
+class FinalModelChooser:
+    """Chooses the final model's trials from a run's history (see
+    :mod:`automl_core.final_model`): the best trial, or the recipe's ensemble when it beats
+    the best trial on the validation rows and its members can be refitted in time."""
+
+    def __init__(self, setup: Setup, history: RunHistory, plugins: Plugins) -> None:
+        self.setup, self.history = setup, history
+        self.ensembler: Ensembler | None = None
+        self.failure: str | None = None
+        if setup.recipe.ensemble is not None and setup.data is not None:
+            self.ensembler = plugins.create(
+                "ensembler", setup.recipe.ensemble.name, setup.recipe.ensemble.params
+            )
+
+    def choose(self, deadline: float | None = None) -> FinalChoice:
+        """The final model's members among the best :data:`ENSEMBLE_POOL` trials."""
+        best = self.history.best(ENSEMBLE_POOL if self.ensembler is not None else 1)
+        if not best:
+            return FinalChoice([], np.ones(0), reason="no finished trial")
+        if self.ensembler is None or len(best) < 2:
+            return FinalChoice(best[:1], np.ones(1))
+        return self._among(best, deadline)
+
+    def among(self, trials: list[StoredTrial]) -> FinalChoice:
+        """The choice made again over ``trials`` (best first), with no deadline: the members
+        actually refitted when a refit took longer than estimated."""
+        if self.ensembler is None or len(trials) < 2:
+            return FinalChoice(trials[:1], np.ones(min(1, len(trials))))
+        return self._among(trials, None)
+
+    def _among(self, trials: list[StoredTrial], deadline: float | None) -> FinalChoice:
+        assert self.setup.data is not None and self.ensembler is not None
+        data = self.setup.data
+        scored = [
+            Scored(t, p) for t in trials if (p := self.history.predictions(t.trial.id)) is not None
+        ]
+        if not scored or scored[0].trial is not trials[0]:
+            return FinalChoice(
+                trials[:1], np.ones(1), reason="the best trial: its predictions are not stored"
+            )
+
+        def too_slow(members: list[StoredTrial], weights: np.ndarray) -> list[StoredTrial]:
+            assert deadline is not None
+            estimates = [refit_estimate(t, data) for t in members]
+            late = too_slow_to_refit(estimates, weights, deadline - time.monotonic())
+            return [members[i] for i in late]
+
+        try:
+            return choose_final_model(
+                scored,
+                self.ensembler,
+                data.evaluator.validation_targets,
+                data.metric,
+                too_slow if deadline is not None else None,
+            )
+        except Exception as error:  # a plugin's bug must not cost the run its model
+            name = self.setup.recipe.ensemble.name if self.setup.recipe.ensemble else "?"
+            message = f"ensembler {name!r} raised {type(error).__name__}: {error}"
+            warnings.warn(f"{message}; the best trial is the final model", stacklevel=3)
+            return FinalChoice(trials[:1], np.ones(1), reason=f"the best trial: {message}")
 
 
 def finalise(
@@ -848,9 +895,11 @@ def finalise(
     started: float,
     deadline: float | None = None,
 ) -> RunSummary:
-    """Refit the chosen model (members left out if they would end past ``deadline``, a
-    ``time.monotonic()`` value), score it on the test rows, save it and the summary."""
-    members, weights = choose_ensemble(setup, history, plugins)
+    """Choose the final model (:class:`FinalModelChooser`), refit it (members left out if
+    they would end past ``deadline``, a ``time.monotonic()`` value), score it on the test
+    rows, save it and the summary."""
+    chooser = FinalModelChooser(setup, history, plugins)
+    choice = chooser.choose(deadline)
     summary = RunSummary(
         run_dir=str(run_dir),
         n_trials=history.count(),
@@ -861,21 +910,13 @@ def finalise(
         elapsed=0.0,
         stopped_because=stopped,
     )
-    if members:
+    if choice.members:
         top = history.best(1)[0]
         summary.best_trial, summary.best_loss = top.trial.id, top.loss
         summary.best_config = dict(top.trial.config)
-        summary.ensemble = {t.trial.id: float(w) for t, w in zip(members, weights, strict=True)}
-    if members and setup.data is not None:
-        _save_model(
-            setup.data,
-            setup.recipe,
-            members,
-            weights,
-            run_dir,
-            summary,
-            deadline,
-        )
+        _record_choice(summary, choice)
+    if choice.members and setup.data is not None:
+        _save_model(setup.data, setup.recipe, chooser, choice, run_dir, summary, deadline)
     if setup.benchmark is not None:
         summary.benchmark = _benchmark_summary(setup.benchmark, summary.best_loss)
     summary.elapsed = time.monotonic() - started
@@ -884,25 +925,41 @@ def finalise(
     return summary
 
 
+def _record_choice(summary: RunSummary, choice: FinalChoice) -> None:
+    summary.ensemble = {
+        t.trial.id: float(w) for t, w in zip(choice.members, choice.weights, strict=True)
+    }
+    summary.final_model = choice.record()
+
+
 def _save_model(
     data: DataTask,
     recipe: Recipe,
-    members: list[StoredTrial],
-    weights: np.ndarray,
+    chooser: FinalModelChooser,
+    choice: FinalChoice,
     run_dir: Path,
     summary: RunSummary,
     deadline: float | None = None,
 ) -> None:
-    """Refit the final model on all training rows (within ``deadline``, recording in the
-    summary what was left out), score it on the test rows, save it."""
-    estimates = [refit_estimate(t, data) for t in members]
-    refitted = refit_members(
-        data, [dict(t.trial.config) for t in members], weights, recipe.seed, deadline, estimates
-    )
-    model = refitted.model
+    """Refit the final model on all training rows (within ``deadline``; when a member could
+    not be refitted in time, the choice is made again over those that were), score it on the
+    test rows, save it."""
+    estimates = [refit_estimate(t, data) for t in choice.members]
+    configs = [dict(t.trial.config) for t in choice.members]
+    refitted = refit_members(data, configs, choice.weights, recipe.seed, deadline, estimates)
     summary.refit_seconds = refitted.seconds
+    by_trial = {choice.members[i].trial.id: e for i, e in refitted.estimators.items()}
+    final = choice
     if refitted.dropped:
-        _record_dropped(summary, members, weights, estimates, refitted)
+        final = chooser.among([choice.members[i] for i in sorted(refitted.kept)])
+        _record_dropped(summary, choice, estimates, refitted, final)
+    model = TrainedModel(
+        data.train.task,
+        [by_trial[t.trial.id] for t in final.members],
+        final.weights,
+        data.evaluator.label_encoder,
+        [dict(t.trial.config) for t in final.members],
+    )
     if data.test is not None:
         y_test = (
             model.label_encoder.transform(data.test.y)
@@ -925,33 +982,30 @@ def _save_model(
 
 def _record_dropped(
     summary: RunSummary,
-    members: list[StoredTrial],
-    weights: np.ndarray,
+    choice: FinalChoice,
     estimates: list[float],
     refitted: Refitted,
+    final: FinalChoice,
 ) -> None:
     """Say in the summary (and a warning) which members the deadline left out; the
     ensemble's weights become those of the model actually saved."""
     summary.dropped_members = [
         {
-            "trial": members[i].trial.id,
-            "weight": float(weights[i]),
+            "trial": choice.members[i].trial.id,
+            "weight": float(choice.weights[i]),
             "estimated_seconds": round(estimates[i], 3),
         }
         for i in refitted.dropped
     ]
-    summary.ensemble = {
-        members[i].trial.id: float(w)
-        for i, w in zip(refitted.kept, refitted.model.weights, strict=True)
-    }
+    _record_choice(summary, final)
     left_out = ", ".join(
         f"trial {d['trial']} (weight {d['weight']:.3f}, ~{d['estimated_seconds']:.1f}s)"
         for d in summary.dropped_members
     )
     warnings.warn(
         f"the deadline left no time to refit {len(refitted.dropped)} of the "
-        f"{len(members)} ensemble members: {left_out}; the weights of the "
-        f"{len(refitted.kept)} kept are renormalised",
+        f"{len(choice.members)} ensemble members: {left_out}; the final model was chosen "
+        f"again among the {len(refitted.kept)} refitted: {final.reason}",
         stacklevel=4,
     )
 
@@ -1010,9 +1064,9 @@ def run(
     ``dataset`` is data held in memory, searched instead of loading ``task.dataset`` (which
     must then be ``memory:<name>``); its fingerprint is stored, and resuming needs the same
     data again. ``deadline`` (a ``time.monotonic()`` value) bounds the final refit: ensemble
-    members are refitted in decreasing weight and those whose estimated refit would end past
-    it are left out (see :func:`refit_members`); the search itself is bounded by the recipe's
-    ``budget.wall_time``, as always.
+    members are refitted in decreasing weight, and an ensemble whose members could not all be
+    refitted by then is chosen again among those that can (see :func:`finalise`); the search
+    itself is bounded by the recipe's ``budget.wall_time``, as always.
     """
     started = time.monotonic()
     plugins = plugins or load_plugins()

@@ -2,18 +2,29 @@
 from Libraries of Models", ICML), as auto-sklearn uses it after its search.
 
 The ensemble is built by greedy forward selection *with replacement*: it starts empty and,
-for ``size`` rounds, adds the model whose addition gives the blend (the plain average of the
-models selected so far, repeats counted) with the lowest loss on the validation rows. A
-model's weight is the number of times it was selected divided by ``size``. Selecting with
-replacement is what lets the greedy steps express unequal weights, and it makes the loss
-flatten out as rounds go on instead of degrading once only poor models are left to add, as
-selection without replacement does (Caruana et al.): a fixed number of rounds works.
+for up to ``size`` rounds, adds the model whose addition gives the blend (the plain average of
+the models selected so far, repeats counted) with the lowest loss on the validation rows.
+Selecting with replacement is what lets the greedy steps express unequal weights.
 
-As in auto-sklearn: ties between equally good additions are broken at random (so duplicated
-models share the weight instead of the first one taking it all), there is no early stop (the
-ensemble after the last round is returned, not the best intermediate one), and no bagging.
-Caruana et al.'s *sorted initialisation* (start from the ``init`` best single models) is
-optional and off by default, as in auto-sklearn.
+The ensemble returned is the **earliest round's with the lowest loss**, as Caruana et al.
+choose the ensemble that does best on their hill-climbing set; a model's weight is the number
+of times it was selected up to that round, divided by the round. auto-sklearn returns the
+last round's ensemble instead, which is harmless for a smooth loss but not for one that reads
+hard predictions (balanced accuracy, accuracy, F1): once no addition can lower such a loss,
+every round must still add a model, and the one that wins is the model that changes nothing,
+one whose probabilities are nearly constant and so never move the blend's argmax. Repeated
+for the remaining rounds, it ends with most of the weight; the blend's validation loss is the
+same, but the model is now mostly a member with no signal, and refitting a subset of it (when
+time is short) or a slightly different test distribution shows it (issue 17). Stopping at
+the earliest best round gives it no weight, and a smaller ensemble to refit.
+
+Ties between equally good additions go to the model that is best on its own; only between
+models equally good on their own (duplicates, above all) are they broken at random, so which
+copy is chosen depends on the seed, not on the order of the predictions. The run loop also
+offers only models better than a constant predictor and keeps the ensemble only if it beats
+the best single model (automl_core.final_model). No bagging. Caruana et al.'s *sorted
+initialisation* (start from the ``init`` best single models) is optional and off by default,
+as in auto-sklearn; with it, the ensemble returned holds at least the initial models.
 """
 
 from __future__ import annotations
@@ -33,17 +44,17 @@ class CaruanaEnsemble(Ensembler):
     """Greedy forward ensemble selection with replacement.
 
     Parameters:
-        size: rounds of selection (auto-sklearn's ``ensemble_size``, 50); every weight is a
-            multiple of ``1 / size``. At least 1.
+        size: the most rounds of selection (auto-sklearn's ``ensemble_size``, 50); every
+            weight is a multiple of one over the round returned, at most ``size``. At least 1.
         seed: seeds the random tie-breaking, so a fit is deterministic given the seed.
         init: start from the ``init`` best single models, each selected once (Caruana et
             al.'s sorted initialisation; 0, auto-sklearn's default, starts empty). The
             starting models count among the ``size`` selections, so ``init <= size``; with
             fewer usable models than ``init``, every usable model starts the ensemble.
 
-    After :meth:`fit`, ``order_`` holds the index selected in each round and ``trajectory_``
-    the loss of the ensemble after each round (for inspection; the run loop uses only the
-    weights).
+    After :meth:`fit`, ``order_`` holds the index selected in each round, ``trajectory_``
+    the loss of the ensemble after each round and ``rounds_`` the round whose ensemble was
+    returned (for inspection; the run loop uses only the weights).
     """
 
     def __init__(self, size: int = 50, seed: int = 0, init: int = 0) -> None:
@@ -57,6 +68,7 @@ class CaruanaEnsemble(Ensembler):
             )
         self.order_: list[int] = []
         self.trajectory_: list[float] = []
+        self.rounds_ = 0
 
     def fit(self, predictions: Sequence[np.ndarray], y: np.ndarray, loss: Loss) -> np.ndarray:
         """Weights over ``predictions`` (each model's out-of-sample predictions on the rows
@@ -67,13 +79,16 @@ class CaruanaEnsemble(Ensembler):
         usable = _usable(stacked)
         rng = np.random.default_rng(self.seed)
         selection = _Selection(stacked, np.asarray(y), loss, usable)
-        for index in _best_singles(selection, min(self.init, int(usable.sum()))):
+        initial = _best_singles(selection, min(self.init, int(usable.sum())))
+        for index in initial:
             selection.add(index)
         while len(selection.order) < self.size:
             selection.add(*selection.best_addition(rng))
         self.order_ = list(selection.order)
         self.trajectory_ = list(selection.trajectory)
-        return selection.counts / self.size
+        self.rounds_ = _earliest_best_round(self.trajectory_, start=len(initial))
+        counts = np.bincount(self.order_[: self.rounds_], minlength=len(stacked))
+        return counts / self.rounds_
 
 
 class _Selection:
@@ -88,10 +103,20 @@ class _Selection:
         self.loss = loss
         self.candidates = np.flatnonzero(usable)
         self.twins = _identical_groups(stacked, self.candidates)
+        self.single_losses = self._single_losses()
         self.total = np.zeros(stacked.shape[1:])
         self.counts = np.zeros(len(stacked))
         self.order: list[int] = []
         self.trajectory: list[float] = []
+
+    def _single_losses(self) -> np.ndarray:
+        """Each usable model's loss on its own (``inf`` for the others and for NaN), which
+        breaks ties between additions."""
+        losses = np.full(len(self.stacked), np.inf)
+        for group in self.twins:
+            value = float(self.loss(self.y, self.stacked[group[0]]))
+            losses[group] = value if not np.isnan(value) else np.inf
+        return losses
 
     def candidate_losses(self) -> np.ndarray:
         """The loss of the blend with each usable model added once more (``inf`` for the
@@ -104,9 +129,10 @@ class _Selection:
         return losses
 
     def best_addition(self, rng: np.random.Generator) -> tuple[int, float]:
-        """The model whose addition gives the lowest loss, and that loss; a tie is broken at
-        random (so identical models share the weight, and which one is chosen depends on the
-        seed, not on the order of the predictions)."""
+        """The model whose addition gives the lowest loss, and that loss. A tie goes to the
+        model with the lowest loss on its own; a tie in that too (identical models) is broken
+        at random, so they share the weight and which one is chosen depends on the seed, not
+        on the order of the predictions."""
         losses = self.candidate_losses()
         lowest = float(losses.min())
         if not np.isfinite(lowest):
@@ -115,6 +141,8 @@ class _Selection:
                 f"{len(self.order) + 1}: it cannot rank the models"
             )
         tied = np.flatnonzero(losses == lowest)
+        alone = self.single_losses[tied]
+        tied = tied[alone == alone.min()]
         return int(tied[0] if len(tied) == 1 else rng.choice(tied)), lowest
 
     def add(self, index: int, loss: float | None = None) -> None:
@@ -125,6 +153,16 @@ class _Selection:
         if loss is None:
             loss = float(self.loss(self.y, self.total / len(self.order)))
         self.trajectory.append(loss)
+
+
+def _earliest_best_round(trajectory: list[float], start: int) -> int:
+    """The first round (counted from 1, at least ``start``) whose loss is the lowest, up to
+    float rounding: re-averaging the same models can move a loss in its last bits, which is
+    no improvement."""
+    first = max(start, 1)
+    later = np.asarray(trajectory[first - 1 :])
+    lowest = later.min()
+    return first + int(np.argmax(later <= lowest + 1e-12 * max(1.0, abs(lowest))))
 
 
 def _integer(name: str, value: object, minimum: int) -> int:
@@ -207,13 +245,5 @@ def _best_singles(selection: _Selection, n: int) -> list[int]:
     """The ``n`` usable models with the lowest loss on their own, best first (ties to the
     lower index): Caruana et al.'s sorted initialisation, which starts the greedy search from
     a strong ensemble rather than from the single best model."""
-    if n == 0:
-        return []
-    losses = [
-        float(selection.loss(selection.y, selection.stacked[i])) for i in selection.candidates
-    ]
-    ranked = sorted(
-        zip(losses, selection.candidates.tolist(), strict=True),
-        key=lambda pair: (np.inf if np.isnan(pair[0]) else pair[0], pair[1]),
-    )
-    return [index for _, index in ranked[:n]]
+    ranked = sorted(selection.candidates.tolist(), key=lambda i: (selection.single_losses[i], i))
+    return ranked[:n]

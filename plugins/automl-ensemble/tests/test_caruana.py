@@ -41,16 +41,15 @@ def test_opposite_errors_are_averaged_and_a_useless_model_gets_nothing():
     # Round 1: +1 and -1 both have MSE 1 (a tie, broken at random), the constant far more.
     # After an odd round the ensemble holds one more of one of them (error +-1/(2j+1)); the
     # other brings it back to error 0, a tie never beats 0, and any constant drags it off.
-    # So every even round ends at counts j, j, 0: with size 50, weights 0.5, 0.5, 0.
+    # So every even round ends at counts j, j, 0, and round 2 is the earliest at loss 0:
+    # the ensemble returned holds one of each, weights 0.5, 0.5, 0, whatever the size.
     y, models = offset_models()
     ensembler = CaruanaEnsemble(size=50)
     weights = ensembler.fit(models, y, MSE)
-    assert weights.tolist() == [0.5, 0.5, 0.0]
+    assert weights.tolist() == [0.5, 0.5, 0.0] and ensembler.rounds_ == 2
     assert MSE(y, blend(models, weights)) == 0.0
     assert ensembler.trajectory_[1::2] == [0.0] * 25  # every even round is exact
-    # With an odd size the last round adds one more of either: counts 3, 2 or 2, 3.
-    odd = CaruanaEnsemble(size=5).fit(models, y, MSE)
-    assert sorted(odd.tolist()) == [0.0, 0.4, 0.6] and odd[2] == 0.0
+    assert CaruanaEnsemble(size=5).fit(models, y, MSE).tolist() == [0.5, 0.5, 0.0]
 
 
 def complementary_classifiers():
@@ -74,26 +73,24 @@ def test_two_half_right_classifiers_need_a_blend():
     # Round 1 takes A (loss 0.4). Round 2: A again stays at 0.4; B makes the true class
     # (0.9 + 0.45) / 2 = 0.675 on every row: loss 0. Hence exactly 1/2, 1/2.
     assert CaruanaEnsemble(size=2).fit([a, b], y, ACCURACY).tolist() == [0.5, 0.5]
-    # With more rounds, every mix with weight w on A is perfect when 0.9 w + 0.45 (1 - w) >
-    # 1/2 and 0.45 w + 0.9 (1 - w) > 1/2, i.e. 1/9 < w < 8/9; once perfect, ties keep it so.
-    weights = CaruanaEnsemble(size=50).fit([a, b], y, ACCURACY)
-    assert 1 / 9 < weights[0] < 8 / 9 and weights.sum() == pytest.approx(1.0)
-    assert ACCURACY(y, blend([a, b], weights)) == 0.0
+    # With more rounds the blend stays perfect (any weight w on A with 1/9 < w < 8/9 is), and
+    # the earliest perfect round, round 2, is the one returned.
+    assert CaruanaEnsemble(size=50).fit([a, b], y, ACCURACY).tolist() == [0.5, 0.5]
 
 
-def test_a_duplicated_best_model_shares_all_the_weight():
+def test_a_duplicated_best_model_takes_all_the_weight_and_the_seed_picks_the_copy():
     # y is 0; the best model predicts 0.1 (MSE 0.01), and there are two copies of it. The
     # others predict 5 and 3: any blend holding them predicts more than 0.1, so is worse, and
-    # every round adds one of the copies.
+    # every round adds one of the copies, the loss unchanged: round 1 is returned.
     y = np.zeros(6)
     best = np.full(6, 0.1)
     models = [np.full(6, 5.0), best, np.full(6, 3.0), best.copy()]
-    weights = CaruanaEnsemble(size=50, seed=0).fit(models, y, MSE)
-    assert weights[0] == weights[2] == 0.0
-    assert weights[1] + weights[3] == pytest.approx(1.0)
-    # Ties between the copies are broken at random, so both get a share (all 50 to one copy
-    # has probability 2 ** -49).
-    assert weights[1] > 0 and weights[3] > 0
+    chosen = set()
+    for seed in range(8):
+        weights = CaruanaEnsemble(size=50, seed=seed).fit(models, y, MSE)
+        assert weights[0] == weights[2] == 0.0 and sorted(weights[[1, 3]]) == [0.0, 1.0]
+        chosen.add(int(np.argmax(weights)))
+    assert chosen == {1, 3}  # the tie between the copies is the seed's
 
 
 def test_sorted_initialisation_starts_from_the_best_single_models():
@@ -104,10 +101,15 @@ def test_sorted_initialisation_starts_from_the_best_single_models():
     weights = CaruanaEnsemble(size=3, init=3).fit(models, y, MSE)
     assert weights == pytest.approx([1 / 3, 1 / 3, 1 / 3, 0.0])
     # init beyond the usable models starts from all of them, then goes greedy: after the two
-    # offset models (error 0), the third round adds one of them again (error +-1/3, a tie):
-    # weights 2/3 and 1/3 in either order.
-    weights = CaruanaEnsemble(size=3, init=3).fit(models[:2], y, MSE)
-    assert sorted(weights.tolist()) == pytest.approx([1 / 3, 2 / 3])
+    # offset models (error 0), the third round adds one of them again (error +-1/3), worse:
+    # the two initial models are returned.
+    ensembler = CaruanaEnsemble(size=3, init=3)
+    assert ensembler.fit(models[:2], y, MSE).tolist() == [0.5, 0.5]
+    assert len(ensembler.order_) == 3 and ensembler.rounds_ == 2
+    # the ensemble returned holds at least the initial models, even when one is worse
+    ensembler = CaruanaEnsemble(size=4, init=2)
+    weights = ensembler.fit([models[0], models[2]], y, MSE)
+    assert ensembler.rounds_ >= 2 and np.all(weights > 0)
 
 
 # --- guarantees on random problems -----------------------------------------------------------
@@ -152,16 +154,22 @@ def test_the_ensemble_is_never_worse_than_the_best_single_model(task, loss, seed
     best_single = min(loss(y, p) for p in models)
     assert loss(y, blend(models, weights)) <= best_single + 1e-12
     assert ensembler.trajectory_[0] == best_single  # round 1 picks the best model
-    assert ensembler.trajectory_[-1] == pytest.approx(loss(y, blend(models, weights)))
+    # the earliest round with the lowest loss (up to float rounding) is the one returned
+    lowest = min(ensembler.trajectory_)
+    returned = ensembler.trajectory_[ensembler.rounds_ - 1]
+    assert returned == pytest.approx(lowest, rel=1e-12, abs=1e-12)
+    assert all(t > lowest + 1e-12 for t in ensembler.trajectory_[: ensembler.rounds_ - 1])
+    assert returned == pytest.approx(loss(y, blend(models, weights)))
 
 
 @pytest.mark.parametrize("size", [1, 7, 50])
-def test_weights_are_counts_over_size(size):
+def test_weights_are_counts_over_the_round_returned(size):
     y, models = random_classification(seed=11)
-    weights = CaruanaEnsemble(size=size).fit(models, y, ACCURACY)
-    assert weights.shape == (len(models),)
+    ensembler = CaruanaEnsemble(size=size)
+    weights = ensembler.fit(models, y, ACCURACY)
+    assert weights.shape == (len(models),) and 1 <= ensembler.rounds_ <= size
     assert np.all(weights >= 0) and weights.sum() == pytest.approx(1.0)
-    counts = weights * size
+    counts = weights * ensembler.rounds_
     assert np.allclose(counts, np.round(counts))
 
 
@@ -175,7 +183,7 @@ def test_each_round_costs_one_loss_evaluation_per_distinct_model():
         return MSE(y_true, blend)
 
     CaruanaEnsemble(size=7).fit(models, y, counting_mse)
-    assert len(calls) == 7 * 5
+    assert len(calls) == 5 + 7 * 5  # each distinct model alone once (for ties), then rounds
 
 
 def test_float32_probabilities_do_not_trip_log_loss():
