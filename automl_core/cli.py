@@ -284,9 +284,17 @@ def cmd_show(args: argparse.Namespace) -> int:
             f"{rank:>4} {t.trial.id:>5}{budget} {loss:>9} {t.status:<8} {t.trial.origin:<{width}} "
             f"{(t.duration or 0):>6.2f}s  {describe_pipeline(t.trial.config)}"
         )
+    if summary and summary.get("final_model"):
+        print(describe_final_model(summary))
     if summary and summary.get("test_scores"):
         print(f"test {metric} of the final model: {summary['test_scores'].get(metric)}")
     return 0
+
+
+def describe_final_model(summary: dict[str, Any]) -> str:
+    """One line on the final model: its trials and weights, and why it was chosen."""
+    weights = ", ".join(f"trial {t} {float(w):.2f}" for t, w in summary["ensemble"].items())
+    return f"final model: {weights}; {summary['final_model']['reason']}"
 
 
 def cmd_predict(args: argparse.Namespace) -> int:

@@ -83,6 +83,7 @@ def test_run_then_show_on_a_real_keel_dataset(tmp_path, capsys):
     shown = capsys.readouterr().out
     assert "5 trials on keel:iris" in shown
     assert len([line for line in shown.splitlines() if "random" in line]) == 3
+    assert "\nfinal model: trial " in shown and " 1.00; the best trial" in shown
 
 
 def test_show_on_a_folder_without_a_run(tmp_path, capsys):
