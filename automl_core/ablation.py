@@ -131,9 +131,11 @@ def parse_vary(values: Sequence[str]) -> list[tuple[str, list[str]]]:
     return varied
 
 
-def make_variants(varied: Sequence[tuple[str, list[str]]], peers: Sequence[str]) -> list[Variant]:
+def make_variants(
+    varied: Sequence[tuple[str, list[str]]], peers: Sequence[str], named: Sequence[str] = ()
+) -> list[Variant]:
     """Every combination of the varied values (the recipe itself when nothing is varied),
-    then one variant per peer."""
+    then one variant per ``named`` variant (see :func:`parse_variant`), then one per peer."""
     keys = [key for key, _ in varied]
     variants = [
         Variant(
@@ -142,11 +144,38 @@ def make_variants(varied: Sequence[tuple[str, list[str]]], peers: Sequence[str])
         )
         for values in itertools.product(*(options for _, options in varied))
     ]
+    variants += [parse_variant(value) for value in named]
     peer_variants = [parse_peer(peer) for peer in peers]
     labels = [variant.label for variant in peer_variants]
     if len(set(labels)) != len(labels):
         raise AutoMLError(f"--peer lists a system twice: {labels}")
+    labels = [variant.label for variant in variants + peer_variants]
+    if len(set(labels)) != len(labels):
+        raise AutoMLError(f"two variants have the same label: {labels}")
     return variants + peer_variants
+
+
+def parse_variant(value: str) -> Variant:
+    """``"+portfolio {warmstart: portfolio}"`` (a label, then a YAML mapping of recipe keys,
+    dotted as in ``--set``, to values) -> one variant of the base recipe with those values.
+    Unlike ``--vary``, whose values combine, each named variant changes the base recipe on
+    its own: the one-factor-at-a-time ablation (``+caruana``, ``+portfolio``, ``smbo``)."""
+    label, _, text = value.strip().partition(" ")
+    try:
+        changes = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError as error:
+        raise RecipeError("--variant", value, f"a YAML mapping after the label ({error})") from None
+    if not label or not isinstance(changes, dict) or not changes:
+        raise RecipeError(
+            "--variant",
+            value,
+            "'LABEL {key: value, ...}', e.g. '+caruana {ensemble: {ensembler: caruana}}'",
+        )
+    overrides = tuple(
+        (str(key), yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("\n...").strip())
+        for key, v in changes.items()
+    )
+    return Variant(label, overrides)
 
 
 def parse_peer(value: str) -> Variant:
@@ -441,6 +470,7 @@ def ablate(
     *,
     varied: Sequence[tuple[str, list[str]]],
     peers: Sequence[str] = (),
+    named: Sequence[str] = (),
     tasks: Sequence[SuiteTask],
     seeds: Sequence[int],
     jobs: int = 1,
@@ -449,7 +479,8 @@ def ablate(
     plugins: Plugins | None = None,
     on_cell: Callable[[dict[str, Any], bool], None] | None = None,
 ) -> AblationSummary:
-    """Run the grid of ``base`` x ``varied`` (+ ``peers``) x ``tasks`` x ``seeds`` into
+    """Run the grid of ``base`` x ``varied`` (+ ``named`` variants, + ``peers``) x ``tasks``
+    x ``seeds`` into
     ``out_dir``; see the module docstring. ``jobs`` cells run at once through
     ``cell_executor`` (default: in this process for one job, else ``processes``), each
     stopped after ``cell_time`` seconds by executors that enforce limits (default: twice the
@@ -458,7 +489,7 @@ def ablate(
     started = time.monotonic()
     plugins = plugins or load_plugins()
     out_dir = Path(out_dir)
-    variants = make_variants(varied, peers)
+    variants = make_variants(varied, peers, named)
     cells = plan_cells(variants, tasks, seeds)
     check_cells(base, cells, plugins)
     _check_plan(out_dir, base)

@@ -34,6 +34,15 @@ def add_ablate_commands(commands: Any) -> None:
         "the grid is every combination)",
     )
     ablate_cmd.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="'LABEL {KEY: VALUE}'",
+        help="a named variant of the recipe on its own (not combined with others), e.g. "
+        "'+caruana {ensemble: {ensembler: caruana}}' or 'smbo {search.strategy: smbo}' "
+        "(repeatable)",
+    )
+    ablate_cmd.add_argument(
         "--peer",
         action="append",
         default=[],
@@ -119,6 +128,7 @@ def cmd_ablate(args: argparse.Namespace) -> int:
         out,
         varied=parse_vary(args.vary),
         peers=args.peer,
+        named=args.variant,
         tasks=tasks,
         seeds=list(range(args.seeds)),
         jobs=args.jobs,

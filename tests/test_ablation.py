@@ -38,6 +38,7 @@ from automl_core.contracts import System, SystemResult
 from automl_core.errors import AutoMLError, RecipeError
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
+from automl_core.recipe import parse_recipe
 from automl_core.suites import SuiteTask, parse_suite, read_suite, suite_tasks
 from automl_core.trial import Result, Status
 
@@ -129,6 +130,42 @@ def test_a_cell_recipe_takes_the_variant_the_suite_task_and_the_seed() -> None:
     assert raw["task"] == {"benchmark": "pmf", "dataset": "1049"} and "space" not in raw
 
 
+def test_named_variants_each_change_the_base_recipe_on_their_own() -> None:
+    variants = make_variants(
+        [],
+        ["flaml"],
+        [
+            "+caruana {ensemble: {ensembler: caruana, params: {size: 20}}}",
+            "smbo {search.strategy: smbo}",
+            "+auto {task.resampling: auto}",
+        ],
+    )
+    assert [v.label for v in variants] == ["recipe", "+caruana", "smbo", "+auto", "flaml"]
+    task = SuiteTask("keel:wine", {"dataset": "keel:wine"})
+    recipes = {v.label: cell_recipe(RECIPE, Cell(v, task, 0)) for v in variants[:4]}
+    assert "ensemble" not in recipes["recipe"] and "ensemble" not in recipes["smbo"]
+    assert recipes["+caruana"]["ensemble"] == {"ensembler": "caruana", "params": {"size": 20}}
+    assert recipes["+caruana"]["search"] == recipes["recipe"]["search"]
+    assert recipes["smbo"]["search"] == {"strategy": "smbo", "surrogate": "rf"}
+    assert recipes["+auto"]["task"]["resampling"] == "auto"
+    for raw in recipes.values():
+        parse_recipe(raw)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (["+caruana"], r"--variant.*'LABEL \{key: value, \.\.\.\}'"),
+        (["+caruana {ensemble"], r"--variant.*a YAML mapping after the label"),
+        (["x [1, 2]"], r"--variant"),
+        (["a {seed: 1}", "a {seed: 2}"], r"two variants have the same label"),
+    ],
+)
+def test_a_malformed_named_variant_says_what_is_expected(values: list[str], message: str) -> None:
+    with pytest.raises(AutoMLError, match=message):
+        make_variants([], [], values)
+
+
 # --- suites ----------------------------------------------------------------------------------
 
 
@@ -190,7 +227,6 @@ def test_an_unknown_suite_lists_the_registered_ones() -> None:
 
 
 def test_a_fixed_split_seed_gives_every_seed_the_same_test_rows(tmp_path: Path) -> None:
-    from automl_core.recipe import parse_recipe
     from automl_core.runner import load_task_data
 
     plugins = load_plugins()
