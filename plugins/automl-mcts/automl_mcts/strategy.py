@@ -140,6 +140,7 @@ class MCTS(SearchStrategy):
         self.design_issued = 0
         self.observed = 0
         self._set_up_at = self.clock()
+        self._first_result_at: float | None = None
 
     def _initial_queue(self, context: SearchContext) -> list[Candidate]:
         """The warm start's configurations, then Mosaic.Vanilla's: for each learning
@@ -179,8 +180,8 @@ class MCTS(SearchStrategy):
         """Whether to stop serving the initial design, under a time budget.
 
         The run's length in trials is estimated from the rate at which this strategy's own
-        trials finished since set-up (results replayed on resume are not counted: they took
-        no time here), times the seconds the run had left at set-up. The design stops once
+        trials finished (results replayed on resume are not counted: they took no time
+        here; see :meth:`_expected_trials`). The design stops once
         the design pipelines proposed reach ``max(MIN_DESIGN, floor(INITIAL_SHARE *
         estimate))``. The rate is trusted once ``MIN_OBSERVED`` results have come, or once a
         quarter of the time budget has passed (a run of slow trials); until then the design
@@ -197,7 +198,7 @@ class MCTS(SearchStrategy):
         elapsed = self.clock() - self._set_up_at
         if self.observed < MIN_OBSERVED and elapsed < INITIAL_SHARE * budget:
             return False
-        expected = self.observed / elapsed * budget if elapsed > 0 else math.inf
+        expected = self._expected_trials(elapsed, budget)
         cap = max(MIN_DESIGN, math.floor(INITIAL_SHARE * expected))
         if self.design_issued < cap:
             return False
@@ -207,6 +208,21 @@ class MCTS(SearchStrategy):
             self.design_issued, self.observed, elapsed, expected, budget,
         )  # fmt: skip
         return True
+
+    def _expected_trials(self, elapsed: float, budget: float) -> float:
+        """The trials the run is expected to hold: those finished so far, plus the seconds
+        left times the rate since the first result. The rate is measured from the first
+        result, not from set-up, so that the workers' start-up (and the first imports in
+        them) does not pass for slow trials; with a single result, from set-up."""
+        first = self._first_result_at
+        now = self.clock()
+        if self.observed >= 2 and first is not None and now > first:
+            rate = (self.observed - 1) / (now - first)
+        elif elapsed > 0:
+            rate = self.observed / elapsed
+        else:
+            return math.inf
+        return self.observed + rate * max(budget - elapsed, 0.0)
 
     # -- ask ---------------------------------------------------------------------------------
     def ask(self) -> Candidate | None:
@@ -388,6 +404,8 @@ class MCTS(SearchStrategy):
             for prefix in path:
                 self.tree[prefix].pending -= 1
             self.observed += 1
+            if self._first_result_at is None:
+                self._first_result_at = self.clock()
         loss = result.loss if result.ok else math.inf
         structure = self._structure(item)
         self.results.append((item, structure, loss))
