@@ -10,7 +10,7 @@ import tempfile
 import time
 import unittest
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import joblib
 import numpy as np
@@ -285,12 +285,17 @@ def test_no_model_when_every_trial_fails_is_a_clear_error(iris, monkeypatch, tmp
 
 
 class SizedEnsembler(Ensembler):
-    """An ensembler with a ``size``: equal weights on the best ``min(size, 2)`` trials."""
+    """An ensembler with a ``size``: equal weights on the best ``min(size, 2)`` trials. The
+    sizes it was fitted with are recorded (the run keeps its blend only if it beats the best
+    trial, so the summary alone does not show it ran)."""
+
+    fitted_sizes: ClassVar[list[int]] = []
 
     def __init__(self, size: int = 10) -> None:
         self.size = size
 
     def fit(self, predictions: Any, y: np.ndarray, loss: Any) -> np.ndarray:
+        SizedEnsembler.fitted_sizes.append(self.size)
         weights = np.zeros(len(predictions))
         weights[: min(self.size, 2)] = 1.0
         return weights / weights.sum()
@@ -363,7 +368,7 @@ def test_keyword_arguments_reach_the_recipe_that_runs(iris, tmp_path, with_test_
     assert 0 < stored["budget"]["wall_time"] <= split.search
     assert stored == model.recipe_
     assert model.run_summary_.n_trials == 3
-    assert len(model.run_summary_.ensemble) == 2  # the sized ensembler took two members
+    assert SizedEnsembler.fitted_sizes[-1] == 2  # the ensembler was built with size 2
     summary = json.loads((model.run_dir_ / "summary.json").read_text())
     assert summary["n_trials"] == 3 and (model.run_dir_ / "model.joblib").is_file()
 
