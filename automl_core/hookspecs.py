@@ -94,7 +94,8 @@ def register_data_commands(register: Any) -> None:
 def register_spaces(register: Any) -> None:
     """Register search spaces: ``factory(components, **params)`` returns a SearchSpace, given
     every registered :class:`~automl_core.space.PipelineComponent` (so that a third-party
-    component joins the spaces whose stages it names)."""
+    component joins the spaces whose stages it names). A factory with a ``metric`` parameter
+    is also given the run's metric name, unless the recipe's params set it."""
 
 
 @hookspec

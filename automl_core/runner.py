@@ -336,6 +336,17 @@ def _seeded(plugins: Plugins, ref: Any, recipe: Recipe) -> dict[str, Any]:
     return dict(ref.params)
 
 
+def _space_params(recipe: Recipe, plugins: Plugins, metric: Metric) -> dict[str, Any]:
+    """The space's params, plus the run's metric name when its factory takes a ``metric``
+    parameter and the recipe does not set one: a space may suit its defaults to the metric
+    (``autosklearn-classification`` weights classes by default under balanced accuracy)."""
+    assert recipe.space is not None
+    params = dict(recipe.space.params)
+    if "metric" in plugins.get("space", recipe.space.name).parameters():
+        params.setdefault("metric", metric.name)
+    return params
+
+
 def load_task_data(
     recipe: Recipe, plugins: Plugins, given: Dataset | None = None
 ) -> tuple[Dataset, Dataset, Dataset | None, Metric]:
@@ -376,7 +387,7 @@ def _data_task(
     evaluator."""
     assert recipe.space is not None
     dataset, train, test, metric = load_task_data(recipe, plugins, given)
-    space = plugins.create("space", recipe.space.name, recipe.space.params)
+    space = plugins.create("space", recipe.space.name, _space_params(recipe, plugins, metric))
     if not isinstance(space, PipelineSpace):
         raise RecipeError("space", recipe.space.name, "a pipeline space for a dataset task")
     if space.task != dataset.task:

@@ -205,11 +205,17 @@ class ClassBalancing:
         return transformer
 
 
-def _balancing_space() -> ConfigurationSpace:
-    return make_space(Categorical("strategy", ["none", "weighting"], default="none"))
+#: The values of ``balancing:strategy``, in auto-sklearn's order (which fixes the encoding).
+BALANCING_STRATEGIES = ("none", "weighting")
 
 
-@BALANCINGS.add("balancing", _balancing_space)
+def balancing_space(default: str = "none") -> ConfigurationSpace:
+    """``strategy``: none or weighting; ``default`` is auto-sklearn's "none" unless the space
+    says otherwise (see :func:`automl_sklearn.spaces.balancing_default`)."""
+    return make_space(Categorical("strategy", list(BALANCING_STRATEGIES), default=default))
+
+
+@BALANCINGS.add("balancing", balancing_space)
 def balancing(params: dict[str, Any], context: BuildContext) -> ClassBalancing:
     """Class weighting for imbalanced data (classification); applied by the assembler to the
     classifier and the feature preprocessor rather than being a pipeline step."""
