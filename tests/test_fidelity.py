@@ -189,7 +189,8 @@ def test_the_strategy_gets_the_recipe_fidelity_and_trials_carry_budgets(tmp_path
     assert best.trial.budget == 1.0  # the best is taken among the full-budget trials
     assert summary.n_trials == 6
     assert main(["show", str(tmp_path / "run")]) == 0
-    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    lines = capsys.readouterr().out.splitlines()[2:]
+    rows = [line.split() for line in lines if not line.startswith("final model:")]
     assert [row[2] for row in rows] == ["1"] * 3 + ["0.3333"] * 3  # budget column, largest first
 
 
