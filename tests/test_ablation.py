@@ -178,6 +178,21 @@ def test_keel_small_is_twenty_keel_datasets_under_5000_rows() -> None:
         assert load_keel(task.label.removeprefix("keel:")).n_rows < 5000
 
 
+def test_the_quality_suite_is_every_balanced_keel_dataset_twelve_imbalanced_and_digits() -> None:
+    plugins = load_plugins()
+    labels = [t.label for t in suite_tasks(read_suite("quality-classification", plugins), plugins)]
+    balanced = {t.label for t in suite_tasks(read_suite("keel-all", plugins), plugins)}
+    assert len(labels) == len(set(labels)) == 56 and balanced <= set(labels)
+    imbalanced = set(labels) - balanced - {"sklearn:digits"}
+    assert len(imbalanced) == 12
+    for label in imbalanced:
+        y = load_keel(label.removeprefix("keel:")).y
+        _, counts = np.unique(y, return_counts=True)
+        assert len(counts) == 2 and counts.min() >= 30 and counts.min() / counts.sum() < 0.3
+    # any prefix mixes the collections: an imbalanced dataset among every five tasks
+    assert all(set(labels[i : i + 5]) & imbalanced for i in range(0, 40, 5))
+
+
 def test_registered_suites_include_the_keel_and_table_lookup_ones() -> None:
     names = load_plugins().registry.names("suite")
     assert {"keel-small", "keel-all", "pmf-test", "tensor-oboe-fold0", "oboe", "lcdb"} <= set(names)
