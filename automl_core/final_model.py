@@ -33,6 +33,9 @@ from automl_core.history import StoredTrial
 from automl_core.metrics import Metric
 
 Loss = Callable[[np.ndarray, np.ndarray], float]
+#: At most this many selections when members are too slow to refit: each costs a full run of
+#: the ensembler (seconds on large validation sets), and the time is the refit's.
+MAX_SELECTIONS = 3
 
 
 @dataclass(eq=False)
@@ -124,7 +127,9 @@ def choose_final_model(
     pool = [s for s in scored if metric.loss(y, np.asarray(s.predictions, float)) < floor]
     single.no_better_than_constant = [s.trial.trial.id for s in scored if s not in pool]
     single.reason = "the best trial: fewer than two trials beat a constant predictor"
-    while len(pool) >= 2:
+    for _ in range(MAX_SELECTIONS):
+        if len(pool) < 2:
+            break
         choice = _select(pool, ensembler, y, metric, best_loss)
         choice.no_better_than_constant = single.no_better_than_constant
         choice.too_slow_to_refit = single.too_slow_to_refit

@@ -868,6 +868,9 @@ class FinalModelChooser:
     def _among(self, trials: list[StoredTrial], deadline: float | None) -> FinalChoice:
         assert self.setup.data is not None and self.ensembler is not None
         data = self.setup.data
+        if deadline is not None:  # a member that alone outlasts the time left never fits
+            left = max(deadline - time.monotonic(), 0.0)
+            trials = trials[:1] + [t for t in trials[1:] if refit_estimate(t, data) <= left]
         scored = [
             Scored(t, p) for t in trials if (p := self.history.predictions(t.trial.id)) is not None
         ]
