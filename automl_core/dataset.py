@@ -7,6 +7,8 @@ registered with ``register_dataset_sources``; each returns a :class:`Dataset`, a
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +63,42 @@ def infer_task(y: pd.Series | np.ndarray) -> str:
         if series.dtype.kind == "f" and not np.all(np.equal(np.mod(values, 1), 0)):
             return "regression"
     return "classification"
+
+
+def check_target_column(where: str, target: str, columns: Sequence[str]) -> None:
+    """Raise :class:`DatasetError` if ``target`` is not one of ``columns``, naming the
+    closest column (a typo, or the same name in another case) so the recipe is easy to fix.
+
+    ``where`` starts the message (``"data.csv"``, ``"dataset 'MASS/Boston'"``).
+    """
+    if target in columns:
+        return
+    close = difflib.get_close_matches(target, list(columns), n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in columns}
+        close = [lowered[target.lower()]] if target.lower() in lowered else []
+    hint = f"; did you mean {close[0]!r}?" if close else "."
+    listed = ", ".join(columns)
+    raise DatasetError(f"{where} has no target column {target!r}{hint} Columns: {listed}")
+
+
+def target_array(where: str, target: str, values: pd.Series, task: str) -> np.ndarray:
+    """The target column as the 1-d array a :class:`Dataset` holds: floats for regression
+    (a non-numeric column is refused with a message naming it), the labels as they are for
+    classification (strings as ``object``, so that they stay strings).
+    """
+    if task == "regression":
+        if not is_numeric_dtype(values.dtype) or is_bool_dtype(values.dtype):
+            examples = values.dropna().astype(str).unique()[:3].tolist()
+            raise DatasetError(
+                f"{where}: target column {target!r} is not numeric (dtype {values.dtype}, "
+                f"values such as {examples}); regression needs a numeric target. Use task "
+                "'classification', or name another target column"
+            )
+        return values.to_numpy(dtype=float)
+    if is_numeric_dtype(values.dtype):
+        return values.to_numpy()
+    return values.to_numpy(dtype=object)
 
 
 def check_dataset(dataset: Dataset) -> Dataset:

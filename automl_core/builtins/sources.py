@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from automl_core.cache import fetch_package
-from automl_core.dataset import TASKS, Dataset, check_dataset, infer_task
+from automl_core.dataset import (
+    TASKS,
+    Dataset,
+    check_dataset,
+    check_target_column,
+    infer_task,
+    target_array,
+)
 from automl_core.errors import DatasetError
 from automl_core.hookspecs import hookimpl
 
@@ -153,17 +159,8 @@ def load_csv(reference: str, *, target: str | None = None, task: str | None = No
             f"{where} has a single column ({columns[0]!r}); it needs at least one feature "
             "column besides the target (is the separator a comma?)"
         )
-    if target is None:
-        target = columns[-1]
-    elif target not in columns:
-        close = difflib.get_close_matches(target, columns, n=1, cutoff=0.6)
-        if not close:
-            lowered = {c.lower(): c for c in columns}
-            close = [lowered[target.lower()]] if target.lower() in lowered else []
-        hint = f"; did you mean {close[0]!r}?" if close else "."
-        raise DatasetError(
-            f"{where} has no target column {target!r}{hint} Columns: {', '.join(columns)}"
-        )
+    target = columns[-1] if target is None else target
+    check_target_column(where, target, columns)
     target_values = frame[target]
     task = task or infer_task(target_values)
     name = f"csv:{reference}"
@@ -175,17 +172,7 @@ def load_csv(reference: str, *, target: str | None = None, task: str | None = No
             f"{len(observed)} labelled rows; classification needs at least 2 classes. "
             "Is it the right target column?"
         )
-    if task == "regression":
-        if not is_numeric_dtype(target_values.dtype) or is_bool_dtype(target_values.dtype):
-            examples = observed.astype(str).unique()[:3].tolist()
-            raise DatasetError(
-                f"{where}: target column {target!r} is not numeric (dtype "
-                f"{target_values.dtype}, values such as {examples}); regression needs a "
-                "numeric target. Use task 'classification', or name another target column"
-            )
-        y = target_values.to_numpy(dtype=float)
-    else:
-        y = target_values.to_numpy()
+    y = target_array(where, target, target_values, task)
     X = frame.drop(columns=[target])
     info = {
         "source": "csv",

