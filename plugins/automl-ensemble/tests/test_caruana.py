@@ -281,32 +281,18 @@ def test_registered_as_caruana_with_its_parameters():
     assert isinstance(ensembler, CaruanaEnsemble) and ensembler.size == 20
 
 
-def test_a_run_with_the_caruana_ensemble(tmp_path):
+def test_a_run_with_the_caruana_ensemble(tmp_path, caruana_recipe):
     sklearn_plugin = pytest.importorskip("automl_sklearn.plugin")  # the space, not a dependency
     plugins = load_plugins(extra=[sklearn_plugin, ensemble_plugin], entry_points=False)
     recipe = parse_recipe(
-        {
-            "name": "caruana",
-            "task": {
-                "dataset": "sklearn:breast_cancer",
-                "metric": "balanced_accuracy",
-                "resampling": {"holdout": 0.33},
-                "test_size": 0.25,
-            },
-            "space": {
-                "name": "autosklearn-classification",
-                "params": {
-                    "include": {
-                        "classifier": ["decision_tree", "k_nearest_neighbors", "sgd"],
-                        "feature_preprocessor": ["no_preprocessing", "select_percentile"],
-                    }
-                },
-            },
-            "search": {"strategy": "random"},
-            "ensemble": {"ensembler": "caruana", "params": {"size": 20}},
-            "budget": {"trials": 6},
-            "seed": 1,
-        }
+        caruana_recipe(
+            "sklearn:breast_cancer",
+            ["decision_tree", "k_nearest_neighbors", "sgd"],
+            ["no_preprocessing", "select_percentile"],
+            size=20,
+            trials=6,
+            seed=1,
+        )
     )
     summary = run(recipe, tmp_path / "run", plugins=plugins)
     weights = np.array(list(summary.ensemble.values()))

@@ -86,29 +86,8 @@ def imbalanced_minus_one_one(seed: int = 0) -> Dataset:
     )
 
 
-def recipe(trials: int = 4) -> dict:
-    return {
-        "name": "near-constant",
-        "task": {
-            "dataset": "memory:imbalanced",
-            "metric": "balanced_accuracy",
-            "resampling": {"holdout": 0.33},
-            "test_size": 0.25,
-        },
-        "space": {
-            "name": "autosklearn-classification",
-            "params": {
-                "include": {
-                    "classifier": ["decision_tree", "random_forest"],
-                    "feature_preprocessor": ["no_preprocessing"],
-                }
-            },
-        },
-        "search": {"strategy": "random"},
-        "ensemble": {"ensembler": "caruana", "params": {"size": 50}},
-        "budget": {"trials": trials},
-        "seed": 0,
-    }
+#: The two classifiers the end-to-end runs search, with no preprocessing.
+SEARCHED = (["decision_tree", "random_forest"], ["no_preprocessing"])
 
 
 @pytest.fixture(scope="module")
@@ -117,13 +96,17 @@ def plugins():
     return load_plugins(extra=[sklearn_plugin, ensemble_plugin], entry_points=False)
 
 
-def test_the_reported_failure_keeps_the_best_trial(plugins, tmp_path):
+def test_the_reported_failure_keeps_the_best_trial(plugins, tmp_path, caruana_recipe):
     """Real pipelines on the -1/1 data, plus an injected trial whose stored validation
     predictions are near-constant on the wrong side, which refits in no time while the good
     trials look slow (a minute each): with a deadline 5 s away, the final model must still
     be at least as good as the best trial on the validation rows."""
     data = imbalanced_minus_one_one()
-    setup = prepare(parse_recipe(recipe()), plugins, dataset=data)
+    setup = prepare(
+        parse_recipe(caruana_recipe("memory:imbalanced", *SEARCHED, size=50, trials=4, seed=0)),
+        plugins,
+        dataset=data,
+    )
     rng = np.random.default_rng(0)
     configs = setup.space.sample(rng, 4)
     with RunHistory(tmp_path / HISTORY_FILE) as history:
@@ -166,13 +149,20 @@ def test_the_reported_failure_keeps_the_best_trial(plugins, tmp_path):
     [np.array([-1, 1]), np.array(["no", "yes"]), np.array([3, 7]), np.array(["a", "b", "c"])],
     ids=["negative", "strings", "integers", "three-strings"],
 )
-def test_runs_with_any_labels_end_no_worse_than_their_best_trial(plugins, tmp_path, labels):
+def test_runs_with_any_labels_end_no_worse_than_their_best_trial(
+    plugins, tmp_path, labels, caruana_recipe
+):
     data = imbalanced_minus_one_one(seed=1)
     codes = (data.y + 1) // 2
     if len(labels) == 3:  # a third class carved out of the majority
         codes = np.where((codes == 0) & (data.X["x0"].to_numpy() > 1), 2, codes)
     data = Dataset(data.name, data.X, labels[codes], "classification")
-    summary = run(parse_recipe(recipe(trials=6)), tmp_path / "run", plugins=plugins, dataset=data)
+    summary = run(
+        parse_recipe(caruana_recipe("memory:imbalanced", *SEARCHED, size=50, trials=6, seed=0)),
+        tmp_path / "run",
+        plugins=plugins,
+        dataset=data,
+    )
     chosen = summary.final_model
     assert chosen["validation_loss"] <= chosen["single_best_validation_loss"]
     assert chosen["single_best_validation_loss"] == pytest.approx(summary.best_loss, abs=1e-6)
