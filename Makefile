@@ -28,12 +28,13 @@ demo: install
 	$(BIN)/automl run examples/recipes/quickstart.yaml --out runs/quickstart-$$(date +%Y%m%d-%H%M%S)
 
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) runs

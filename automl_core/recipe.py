@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from automl_core.contracts import DATA_FIDELITY_KINDS, DEFAULT_DATA_FIDELITY, Fidelity
+from automl_core.documents import read_recipe_file
 from automl_core.errors import DatasetError, PluginError, RecipeError, UnknownComponentError
 from automl_core.evaluator import Resampling
 from automl_core.metrics import metric_names
@@ -119,26 +120,6 @@ class Recipe:
 # ---------------------------------------------------------------------------------------------
 # Reading and overriding
 # ---------------------------------------------------------------------------------------------
-
-
-def read_recipe_file(path: str | Path, what: str = "recipe") -> dict[str, Any]:
-    """The YAML mapping in ``path`` (safe loading only); ``what`` the file holds (a recipe, a
-    suite) is named in the errors."""
-    path = Path(path)
-    if not path.is_file():
-        raise RecipeError(str(path), str(path), f"an existing {what} file", "File not found")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise RecipeError(
-            "", str(path), "valid YAML", f"YAML error{where}: {getattr(error, 'problem', error)}"
-        ) from error
-    if not isinstance(data, dict):
-        keys = "name, task, space, search..." if what == "recipe" else "tasks, defaults..."
-        raise RecipeError(str(path), data, f"a mapping of {what} keys ({keys})")
-    return data
 
 
 def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:

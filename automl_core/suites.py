@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from automl_core.documents import read_recipe_file
 from automl_core.errors import AutoMLError, RecipeError, UnknownComponentError
 from automl_core.plugins import Plugins
-from automl_core.recipe import read_recipe_file
 
 SUITE_KEYS = ("description", "defaults", "tasks")
 #: What a dataset entry may set of the recipe's task (its metric and resampling stay).

@@ -17,12 +17,13 @@ from automl_core.trial import Result, Status, Trial
 class FaultyEvaluator(Evaluator):
     """Does what the configuration's ``action`` says: ``ok``, ``sleep`` (``seconds``),
     ``allocate`` (``mb``), ``segfault``, ``exit``, ``threads`` (reports its thread pools), or
-    ``spawn-and-sleep`` (starts a child
-    process, writes its pid to ``pid_file``, then sleeps)."""
+    ``spawn-and-sleep`` (starts a child process, writes its pid to ``pid_file``, then
+    sleeps). ``ok`` and ``sleep`` report their process id and when they began and ended."""
 
     def evaluate(self, trial: Trial) -> Result:
         config = trial.config
         action = config["action"]
+        began = time.time()  # the wall clock, comparable across the workers' processes
         if action == "sleep":
             time.sleep(config["seconds"])
         elif action == "allocate":
@@ -42,7 +43,8 @@ class FaultyEvaluator(Evaluator):
             child = subprocess.Popen(["sleep", "60"])
             Path(config["pid_file"]).write_text(str(child.pid))
             time.sleep(60)
-        return Result(Status.OK, float(trial.id), info={"pid": os.getpid()})
+        span = {"began": began, "ended": time.time()}
+        return Result(Status.OK, float(trial.id), info={"pid": os.getpid(), **span})
 
 
 class HeavyEvaluator(FaultyEvaluator):

@@ -126,17 +126,15 @@ def test_two_workers_run_two_trials_at_once(executor):
         for i in range(2)
     ]  # both workers start and load the evaluator
     assert all(f.result(timeout=60).ok for f in warm_up)
-    pids = set()
-    started = time.monotonic()
     futures = [
         executor.submit(FaultyEvaluator(), Trial(i, {"action": "sleep", "seconds": 0.6}))
         for i in range(2, 4)
     ]
-    for future in futures:
-        result = future.result(timeout=60)
-        assert result.ok
-        pids.add(result.info["pid"])
-    assert len(pids) == 2 and time.monotonic() - started < 1.15  # not 1.2 s: they overlapped
+    infos = [future.result(timeout=60).info for future in futures]
+    assert len({info["pid"] for info in infos}) == 2
+    # they overlapped: each began before the other ended (a check of the mechanism, not a
+    # wall-clock margin that a loaded machine can break)
+    assert max(info["began"] for info in infos) < min(info["ended"] for info in infos)
 
 
 def test_a_run_with_the_process_executor_and_limits(plugins, tmp_path):

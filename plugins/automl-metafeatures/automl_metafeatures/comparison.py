@@ -178,10 +178,12 @@ def training_split(
 
 
 def stored_table() -> pd.DataFrame:
-    """auto-sklearn 0.15.0's meta-features (208 datasets x 37), from automl-metadata."""
-    from automl_metadata.autosklearn import AutoSklearnMetaData
+    """auto-sklearn 0.15.0's meta-features (208 datasets x 37): the registered meta-data
+    source ``autosklearn`` (automl-metadata provides it), found by name as a recipe finds it,
+    so that this plugin imports no other."""
+    from automl_core.metastore import resolve_metadata
 
-    table = AutoSklearnMetaData().load().metafeatures
+    table = resolve_metadata("autosklearn").metafeatures
     if table is None:
         raise RuntimeError("auto-sklearn's meta-data came without meta-features")
     return table

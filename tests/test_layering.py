@@ -1,0 +1,23 @@
+"""The dependency direction, checked by import-linter against pyproject.toml's contracts:
+the core imports no plugin, no plugin imports another (automl-metadata, a data distribution,
+excepted), and the core's modules import each other without cycles."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_import_contracts_are_kept():
+    linter = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if linter is None:
+        pytest.skip("import-linter is not installed (it is in the dev extra)")
+    done = subprocess.run(
+        [linter, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
