@@ -129,6 +129,8 @@ def register_suites(register: Any) -> None:
 
 
 # --- lifecycle hooks, for observers (loggers, progress displays, early stopping) -----------
+# Each observer is called on its own (automl_core.observers): one that raises is reported by
+# name in a warning and the run goes on, its history, summary and model saved as usual.
 
 
 @hookspec
@@ -137,8 +139,11 @@ def on_run_start(run: Any) -> None:
 
 
 @hookspec
-def on_trial_end(run: Any, trial: Any, result: Any) -> None:
-    """A trial finished and its result is stored in the history."""
+def on_trial_end(run: Any, trial: Any, result: Any) -> bool | None:
+    """A trial finished and its result is stored in the history. Return ``False`` to stop
+    the run (early stopping): no new trials are asked, the running ones finish, then the run
+    ends as at a budget (ensemble, refit, save) with ``stopped_because`` naming the
+    observer. Any other return value, ``None`` included, lets it go on."""
 
 
 @hookspec

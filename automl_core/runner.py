@@ -46,6 +46,7 @@ from automl_core.final_model import FinalChoice, Scored, choose_final_model
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
 from automl_core.model import TrainedModel
+from automl_core.observers import Observers
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import (
     MEMORY_SOURCE,
@@ -655,14 +656,16 @@ class Budget:
 def search(
     setup: Setup,
     history: RunHistory,
-    plugins: Plugins,
+    observers: Observers,
     info: RunInfo,
     requeued: list[Trial] | None = None,
 ) -> str:
-    """Ask, execute, store and tell until a budget ends; returns why it stopped.
+    """Ask, execute, store and tell until a budget ends or an observer asks to stop; returns
+    why it stopped.
 
     ``requeued`` are trials of an interrupted run that never finished: they run first, under
-    their own ids, before the strategy is asked for new ones.
+    their own ids, before the strategy is asked for new ones. A stop asked by an observer is
+    graceful: nothing new is asked, the trials running finish and are stored.
     """
     budget = Budget(
         setup.recipe.budget.trials, setup.recipe.budget.wall_time, history.get_meta(ELAPSED, 0.0)
@@ -707,7 +710,7 @@ def search(
             _call(
                 "search strategy", "tell", setup.strategy.tell, trial, result.without_predictions()
             )
-            plugins.manager.hook.on_trial_end(run=info, trial=trial, result=result)
+            stopped = stopped or observers.trial_end(info, trial, result) or ""
 
 
 def _close_strategy(strategy: SearchStrategy) -> None:
@@ -1108,17 +1111,18 @@ def run(
         requeued = _replay(setup, history) if resume else []
         if not resume:
             _write_metadata(history, setup, plugins)
-        plugins.manager.hook.on_run_start(run=info)
+        lifecycle = Observers(plugins)
+        lifecycle.run_start(info)
         failure: StrategyError | None = None
         try:
-            stopped = search(setup, history, plugins, info, requeued)
+            stopped = search(setup, history, lifecycle, info, requeued)
         except StrategyError as error:
             failure, stopped = error, f"error: {str(error).splitlines()[0]}"
         finally:
             setup.executor.shutdown()
             _close_strategy(setup.strategy)
         summary = finalise(setup, history, plugins, run_dir, stopped, started, deadline)
-        plugins.manager.hook.on_run_end(run=info, summary=summary)
+        lifecycle.run_end(info, summary)
     for observer in observers:
         plugins.manager.unregister(observer)
     if failure is not None:
