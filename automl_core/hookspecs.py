@@ -14,98 +14,157 @@ keeps old plugins working when a hook gains an argument.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pluggy
+
+if TYPE_CHECKING:  # names for the annotations only: this module imports no other of the core
+    from automl_core.contracts import (
+        Benchmark,
+        Ensembler,
+        Executor,
+        MetaFeatureProvider,
+        PolicySelector,
+        SearchStrategy,
+        Surrogate,
+        System,
+        WarmStarter,
+    )
+    from automl_core.dataset import Dataset
+    from automl_core.metastore import MetaDataSource
+    from automl_core.space import PipelineComponent, SearchSpace
 
 PROJECT = "automl_core"
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
+Built = TypeVar("Built", contravariant=True)
+
+
+class RegisterFactory(Protocol[Built]):
+    """``register(name, factory, description="")``: ``factory(**params)`` builds the
+    component from the recipe's ``params``. ``description`` defaults to the first line of
+    the factory's docstring."""
+
+    def __call__(self, name: str, factory: Callable[..., Built], description: str = "") -> None: ...
+
+
+class RegisterComponent(Protocol):
+    """``register(component, description="")``: a pipeline step, named ``<stage>:<name>``."""
+
+    def __call__(self, component: PipelineComponent, description: str = "") -> None: ...
+
+
+class RegisterDocument(Protocol):
+    """``register(name, document, description="")``: a YAML document (a recipe, a suite) as
+    a mapping or the path of its file."""
+
+    def __call__(
+        self, name: str, document: Mapping[str, Any] | str | Path, description: str = ""
+    ) -> None: ...
+
+
+#: kind (as recipes, ``automl plugins --kind`` and :meth:`Plugins.create` name it) -> the
+#: registration hook that fills it; filled by :func:`registration` below, one per hook.
+KINDS: dict[str, str] = {}
+
+Spec = TypeVar("Spec", bound=Callable[..., Any])
+
+
+def registration(kind: str) -> Callable[[Spec], Spec]:
+    """Declare a registration hook and the kind of component it registers."""
+
+    def declare(spec: Spec) -> Spec:
+        KINDS[kind] = spec.__name__
+        return hookspec(spec)
+
+    return declare
+
+
 # --- registration hooks --------------------------------------------------------------------
-# ``register(name, factory, description="")``: ``factory(**params)`` builds the component
-# from the recipe's params.
 
 
-@hookspec
-def register_search_strategies(register: Any) -> None:
+@registration("search_strategy")
+def register_search_strategies(register: RegisterFactory[SearchStrategy]) -> None:
     """Register :class:`~automl_core.contracts.SearchStrategy` factories."""
 
 
-@hookspec
-def register_surrogates(register: Any) -> None:
+@registration("surrogate")
+def register_surrogates(register: RegisterFactory[Surrogate]) -> None:
     """Register :class:`~automl_core.contracts.Surrogate` factories."""
 
 
-@hookspec
-def register_metafeature_providers(register: Any) -> None:
+@registration("metafeature_provider")
+def register_metafeature_providers(register: RegisterFactory[MetaFeatureProvider]) -> None:
     """Register :class:`~automl_core.contracts.MetaFeatureProvider` factories."""
 
 
-@hookspec
-def register_warmstarters(register: Any) -> None:
+@registration("warmstarter")
+def register_warmstarters(register: RegisterFactory[WarmStarter]) -> None:
     """Register :class:`~automl_core.contracts.WarmStarter` factories."""
 
 
-@hookspec
-def register_policy_selectors(register: Any) -> None:
+@registration("policy_selector")
+def register_policy_selectors(register: RegisterFactory[PolicySelector]) -> None:
     """Register :class:`~automl_core.contracts.PolicySelector` factories (``task.resampling:
     auto`` uses the one named ``auto-sklearn-2``; ``{auto: NAME}`` another)."""
 
 
-@hookspec
-def register_executors(register: Any) -> None:
+@registration("executor")
+def register_executors(register: RegisterFactory[Executor]) -> None:
     """Register :class:`~automl_core.contracts.Executor` factories."""
 
 
-@hookspec
-def register_ensemblers(register: Any) -> None:
+@registration("ensembler")
+def register_ensemblers(register: RegisterFactory[Ensembler]) -> None:
     """Register :class:`~automl_core.contracts.Ensembler` factories."""
 
 
-@hookspec
-def register_benchmarks(register: Any) -> None:
+@registration("benchmark")
+def register_benchmarks(register: RegisterFactory[Benchmark]) -> None:
     """Register :class:`~automl_core.contracts.Benchmark` factories (table-lookup objectives)."""
 
 
-@hookspec
-def register_metadata(register: Any) -> None:
+@registration("metadata")
+def register_metadata(register: RegisterFactory[MetaDataSource]) -> None:
     """Register meta-data sources: ``factory(**params)`` returns a
     :class:`~automl_core.metastore.MetaDataSource`, whose ``load()`` gives the
     :class:`~automl_core.contracts.MetaData`. Registering the source class itself is the
     usual way: its class attributes (package, licence) are shown by ``automl data list``."""
 
 
-@hookspec
-def register_dataset_sources(register: Any) -> None:
+@registration("dataset_source")
+def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register dataset sources: ``register("keel", load)`` where ``load(reference, **options)``
     returns a :class:`~automl_core.dataset.Dataset` for the recipe value ``keel:<reference>``."""
 
 
-@hookspec
-def register_data_commands(register: Any) -> None:
+@registration("data_command")
+def register_data_commands(register: RegisterFactory[int]) -> None:
     """Register sub-commands of ``automl data``: ``register("import-openml", command)`` where
     ``command(argv: list[str]) -> int`` parses its own arguments (they follow the name on the
     command line) and returns the exit status. It may raise ``AutoMLError`` for user errors."""
 
 
-@hookspec
-def register_spaces(register: Any) -> None:
+@registration("space")
+def register_spaces(register: RegisterFactory[SearchSpace]) -> None:
     """Register search spaces: ``factory(components, **params)`` returns a SearchSpace, given
     every registered :class:`~automl_core.space.PipelineComponent` (so that a third-party
     component joins the spaces whose stages it names). A factory with a ``metric`` parameter
     is also given the run's metric name, unless the recipe's params set it."""
 
 
-@hookspec
-def register_components(register: Any) -> None:
+@registration("component")
+def register_components(register: RegisterComponent) -> None:
     """Register pipeline steps: ``register(component)`` with a
     :class:`~automl_core.space.PipelineComponent`; its name is ``<stage>:<name>``."""
 
 
-@hookspec
-def register_recipes(register: Any) -> None:
+@registration("recipe")
+def register_recipes(register: RegisterDocument) -> None:
     """Register named recipes: ``register(name, recipe, description="")``, where ``recipe`` is
     a mapping (a recipe's YAML content) or the path of a YAML file, read when registered (a
     file that cannot be read makes the plugin broken, with the file's error). Users name them
@@ -114,14 +173,14 @@ def register_recipes(register: Any) -> None:
     used, not when registered: it may name components of plugins that are not installed."""
 
 
-@hookspec
-def register_systems(register: Any) -> None:
+@registration("system")
+def register_systems(register: RegisterFactory[System]) -> None:
     """Register :class:`~automl_core.contracts.System` factories: whole AutoML systems run as
     baselines beside the recipes of an ablation (``automl ablate --peer flaml``)."""
 
 
-@hookspec
-def register_suites(register: Any) -> None:
+@registration("suite")
+def register_suites(register: RegisterDocument) -> None:
     """Register named suites: ``register(name, suite, description="")``, where ``suite`` is
     a mapping (a suite's YAML content: its ``tasks``) or the path of a YAML file, read when
     registered. ``automl ablate --suite NAME`` runs a recipe on every task of the suite; see

@@ -43,25 +43,8 @@ DEFAULT_PLUGINS = (
     "automl_core.builtins.suites",
 )
 
-#: kind -> the registration hook that fills it.
-KINDS: dict[str, str] = {
-    "search_strategy": "register_search_strategies",
-    "surrogate": "register_surrogates",
-    "metafeature_provider": "register_metafeature_providers",
-    "warmstarter": "register_warmstarters",
-    "policy_selector": "register_policy_selectors",
-    "executor": "register_executors",
-    "ensembler": "register_ensemblers",
-    "benchmark": "register_benchmarks",
-    "metadata": "register_metadata",
-    "dataset_source": "register_dataset_sources",
-    "data_command": "register_data_commands",
-    "space": "register_spaces",
-    "component": "register_components",
-    "recipe": "register_recipes",
-    "system": "register_systems",
-    "suite": "register_suites",
-}
+#: kind -> the registration hook that fills it, as the hook specs declare it.
+KINDS: dict[str, str] = hookspecs.KINDS
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from automl_core.hookspecs import hookimpl
+from automl_core.contracts import Benchmark
+from automl_core.hookspecs import RegisterFactory, hookimpl
 from automl_core.lookup import TableBenchmark
-from automl_core.metastore import FolderMetaData
+from automl_core.metastore import FolderMetaData, MetaDataSource
 
 
 def table_benchmark(path: str) -> TableBenchmark:
@@ -20,10 +19,10 @@ def table_benchmark(path: str) -> TableBenchmark:
 
 
 @hookimpl
-def register_metadata(register: Callable[..., None]) -> None:
+def register_metadata(register: RegisterFactory[MetaDataSource]) -> None:
     register("folder", FolderMetaData, "a meta-data folder of your own (docs/data.md)")
 
 
 @hookimpl
-def register_benchmarks(register: Callable[..., None]) -> None:
+def register_benchmarks(register: RegisterFactory[Benchmark]) -> None:
     register("table", table_benchmark, "table lookup over a meta-data folder of your own")

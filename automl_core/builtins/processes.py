@@ -36,7 +36,7 @@ from typing import Any
 import cloudpickle
 
 from automl_core.contracts import Evaluator, Executor
-from automl_core.hookspecs import hookimpl
+from automl_core.hookspecs import RegisterFactory, hookimpl
 from automl_core.trial import Result, Status, Trial
 
 log = logging.getLogger(__name__)
@@ -370,5 +370,5 @@ def _evaluate(evaluator: Evaluator, trial: Trial, memory_mb: int | None) -> Resu
 
 
 @hookimpl
-def register_executors(register) -> None:  # type: ignore[no-untyped-def]
+def register_executors(register: RegisterFactory[Executor]) -> None:
     register("processes", ProcessExecutor, "trials in worker processes, with time/memory limits")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
-from automl_core.hookspecs import hookimpl
+from automl_core.hookspecs import RegisterFactory, hookimpl
 from automl_core.space import UnseenSampler
 from automl_core.trial import Candidate, Config, Result, Trial
 
@@ -51,5 +51,5 @@ class RandomSearch(SearchStrategy):
 
 
 @hookimpl
-def register_search_strategies(register) -> None:  # type: ignore[no-untyped-def]
+def register_search_strategies(register: RegisterFactory[SearchStrategy]) -> None:
     register("random", RandomSearch)

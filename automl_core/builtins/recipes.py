@@ -8,10 +8,9 @@ line; adding a named recipe to the core is adding a file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from automl_core.hookspecs import hookimpl
+from automl_core.hookspecs import RegisterDocument, hookimpl
 
 #: The packaged recipe files (package data of automl-core).
 RECIPES_DIR = Path(__file__).resolve().parent.parent / "recipes"
@@ -25,7 +24,7 @@ def description(path: Path) -> str:
 
 
 @hookimpl
-def register_recipes(register: Callable[..., None]) -> None:
+def register_recipes(register: RegisterDocument) -> None:
     """Register ``default-classification``, ``default-regression`` and any other packaged
     recipe file."""
     for path in sorted(RECIPES_DIR.glob("*.yaml")):

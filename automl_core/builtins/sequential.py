@@ -10,7 +10,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 
 from automl_core.contracts import Evaluator, Executor
-from automl_core.hookspecs import hookimpl
+from automl_core.hookspecs import RegisterFactory, hookimpl
 from automl_core.trial import Result, Trial
 
 
@@ -29,5 +29,5 @@ class SequentialExecutor(Executor):
 
 
 @hookimpl
-def register_executors(register) -> None:  # type: ignore[no-untyped-def]
+def register_executors(register: RegisterFactory[Executor]) -> None:
     register("sequential", SequentialExecutor)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import io
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +26,11 @@ from automl_core.dataset import (
     target_array,
 )
 from automl_core.errors import DatasetError
-from automl_core.hookspecs import hookimpl
+from automl_core.hookspecs import RegisterFactory, hookimpl
 
 
 @hookimpl
-def register_dataset_sources(register: Callable[..., None]) -> None:
+def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register the ``sklearn``, ``csv`` and ``keel`` sources."""
     register("sklearn", load_sklearn, "scikit-learn's bundled toy datasets (no download)")
     register("csv", load_csv, "a CSV file with a header row; the target defaults to the last")

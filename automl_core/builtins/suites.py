@@ -6,18 +6,17 @@ the meta-data plugin that owns those benchmarks); adding a suite is adding a fil
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from automl_core.builtins.recipes import description
-from automl_core.hookspecs import hookimpl
+from automl_core.hookspecs import RegisterDocument, hookimpl
 
 #: The packaged suite files (package data of automl-core).
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 
 
 @hookimpl
-def register_suites(register: Callable[..., None]) -> None:
+def register_suites(register: RegisterDocument) -> None:
     """Register ``keel-small``, ``keel-all``, ``keel-mosaic10`` and any other packaged suite."""
     for path in sorted(SUITES_DIR.glob("*.yaml")):
         register(path.stem, path, description(path))

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from automl_baselines.system import HistGradientBoostingSystem, RandomForestSystem
 from automl_core import hookimpl
+from automl_core.contracts import System
+from automl_core.hookspecs import RegisterFactory
 
 
 @hookimpl
-def register_systems(register: Any) -> None:
+def register_systems(register: RegisterFactory[System]) -> None:
     register(
         "random-forest",
         RandomForestSystem,

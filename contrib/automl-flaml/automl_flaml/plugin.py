@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from automl_core import hookimpl
+from automl_core.contracts import System
+from automl_core.hookspecs import RegisterFactory
 from automl_flaml.system import FLAMLSystem
 
 
 @hookimpl
-def register_systems(register: Any) -> None:
+def register_systems(register: RegisterFactory[System]) -> None:
     register(
         "flaml",
         FLAMLSystem,

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from automl_core import hookimpl
+from automl_core.contracts import SearchStrategy
+from automl_core.hookspecs import RegisterFactory
 from automl_optuna.strategy import OptunaTPE
 
 
 @hookimpl
-def register_search_strategies(register: Any) -> None:
+def register_search_strategies(register: RegisterFactory[SearchStrategy]) -> None:
     register(
         "optuna-tpe",
         OptunaTPE,

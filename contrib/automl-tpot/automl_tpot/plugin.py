@@ -4,15 +4,16 @@ itself is imported when the system is built, not when plugins load (it takes sec
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
 
 from automl_core import hookimpl
+from automl_core.contracts import System
 from automl_core.errors import PluginError
+from automl_core.hookspecs import RegisterFactory
 from automl_tpot.system import TPOTSystem
 
 
 @hookimpl
-def register_systems(register: Any) -> None:
+def register_systems(register: RegisterFactory[System]) -> None:
     if importlib.util.find_spec("tpot") is None:
         # Not a dependency of this distribution (see its README): without it the plugin is
         # reported as broken, with the way to install it.

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from automl_core import hookimpl
+from automl_core.contracts import SearchStrategy
+from automl_core.hookspecs import RegisterFactory
 from automl_hillclimb.strategy import HillClimbing
 
 
 @hookimpl
-def register_search_strategies(register: Any) -> None:
+def register_search_strategies(register: RegisterFactory[SearchStrategy]) -> None:
     register("hillclimb", HillClimbing, description="Hill climbing with random restarts")

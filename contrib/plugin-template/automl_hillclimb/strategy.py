@@ -30,9 +30,10 @@ class HillClimbing(SearchStrategy):
 
     def ask(self) -> Candidate | None:
         space = self.context.space
-        climb = self.best is not None and hasattr(space, "neighbours")
-        if climb and self.rng.random() >= self.restart_probability:
-            for config in space.neighbours(self.best[1], self.rng, n=8):
+        best = self.best
+        climb = best is not None and hasattr(space, "neighbours")
+        if best is not None and climb and self.rng.random() >= self.restart_probability:
+            for config in space.neighbours(best[1], self.rng, n=8):
                 if space.key(config) not in self.seen:
                     return self._propose(config, "neighbour")
         for config in space.sample(self.rng, 16):

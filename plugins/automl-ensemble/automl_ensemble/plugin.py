@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from automl_core import hookimpl
+from automl_core.contracts import Ensembler
+from automl_core.hookspecs import RegisterFactory
 from automl_ensemble.caruana import CaruanaEnsemble
 
 
 @hookimpl
-def register_ensemblers(register: Callable[..., None]) -> None:
+def register_ensemblers(register: RegisterFactory[Ensembler]) -> None:
     register(
         "caruana",
         CaruanaEnsemble,

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from automl_core import hookimpl
+from automl_core.contracts import Executor
+from automl_core.hookspecs import RegisterFactory
 from automl_executor_dask.executor import DaskExecutor
 
 
 @hookimpl
-def register_executors(register: Callable[..., None]) -> None:
+def register_executors(register: RegisterFactory[Executor]) -> None:
     register(
         "dask",
         DaskExecutor,

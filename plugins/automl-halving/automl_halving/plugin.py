@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from automl_core import hookimpl
+from automl_core.contracts import SearchStrategy
+from automl_core.hookspecs import RegisterFactory
 from automl_halving.strategy import AsynchronousHalving, Hyperband, SuccessiveHalving
 
 
 @hookimpl
-def register_search_strategies(register: Callable[..., None]) -> None:
+def register_search_strategies(register: RegisterFactory[SearchStrategy]) -> None:
     register(
         "successive_halving",
         SuccessiveHalving,

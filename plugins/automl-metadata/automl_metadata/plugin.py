@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from automl_core import hookimpl
+from automl_core.contracts import Benchmark
+from automl_core.hookspecs import RegisterDocument, RegisterFactory
 from automl_core.lookup import TableBenchmark
 from automl_core.metastore import MetaDataSource
 from automl_metadata.autosklearn import AutoSklearnMetaData
@@ -44,20 +46,20 @@ SUITES: dict[str, tuple[str, str, str]] = {
 
 
 @hookimpl
-def register_metadata(register: Callable[..., None]) -> None:
+def register_metadata(register: RegisterFactory[MetaDataSource]) -> None:
     for name, (source, description) in SOURCES.items():
         register(name, source, description)
 
 
 @hookimpl
-def register_benchmarks(register: Callable[..., None]) -> None:
+def register_benchmarks(register: RegisterFactory[Benchmark]) -> None:
     for name in BENCHMARKS:
         source, description = SOURCES[name]
         register(name, _benchmark_factory(name, source), f"table lookup: {description}")
 
 
 @hookimpl
-def register_suites(register: Callable[..., None]) -> None:
+def register_suites(register: RegisterDocument) -> None:
     for name, (benchmark, split, description) in SUITES.items():
         document = {"description": description, "tasks": [{"benchmark": benchmark, "split": split}]}
         register(name, document, f"table lookup: {description}")

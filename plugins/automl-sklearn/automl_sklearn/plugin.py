@@ -6,10 +6,9 @@ Found through the ``automl_core`` entry point ``sklearn``; every component is re
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from automl_core import hookimpl
-from automl_core.space import PipelineComponent
+from automl_core.hookspecs import RegisterComponent, RegisterFactory
+from automl_core.space import PipelineComponent, SearchSpace
 from automl_sklearn.classifiers import CLASSIFIERS
 from automl_sklearn.data_preprocessing import (
     BALANCINGS,
@@ -42,12 +41,12 @@ SPACES = {
 
 
 @hookimpl
-def register_components(register: Callable[[PipelineComponent], None]) -> None:
+def register_components(register: RegisterComponent) -> None:
     for component in COMPONENTS:
         register(component)
 
 
 @hookimpl
-def register_spaces(register: Callable[..., None]) -> None:
+def register_spaces(register: RegisterFactory[SearchSpace]) -> None:
     for name, factory in SPACES.items():
         register(name, factory)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from automl_core import hookimpl
+from automl_core.contracts import Surrogate
+from automl_core.hookspecs import RegisterFactory
 from automl_surrogate_rf.forest import RandomForestSurrogate
 
 
 @hookimpl
-def register_surrogates(register: Any) -> None:
+def register_surrogates(register: RegisterFactory[Surrogate]) -> None:
     register(
         "rf",
         RandomForestSurrogate,

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from automl_core import hookimpl
+from automl_core.contracts import WarmStarter
+from automl_core.hookspecs import RegisterFactory
 from automl_warmstart_knd.knd import KNearestDatasets
 
 
 @hookimpl
-def register_warmstarters(register: Any) -> None:
+def register_warmstarters(register: RegisterFactory[WarmStarter]) -> None:
     register(
         "knd",
         KNearestDatasets,
