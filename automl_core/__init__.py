@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from automl_core.hookspecs import hookimpl
+from automl_core.lazy import lazy
 
 if TYPE_CHECKING:
     from automl_core.estimator import AutoMLClassifier, AutoMLRegressor
 
 __version__ = "0.1.0"
 
-__all__ = ["AutoMLClassifier", "AutoMLRegressor", "__version__", "hookimpl"]
+__all__ = ["AutoMLClassifier", "AutoMLRegressor", "__version__", "hookimpl", "lazy"]
 
 #: Imported on first use: plugins and worker processes import this package for ``hookimpl``
 #: and must not pay for scikit-learn, pandas and the run loop.

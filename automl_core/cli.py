@@ -185,9 +185,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def plugin_listing(plugins: Plugins, kind: str | None = None) -> dict[str, list[dict[str, Any]]]:
-    """What ``automl plugins --json`` prints."""
-    components = [r.as_dict() for r in plugins.registry.all() if kind in (None, r.kind)]
+def plugin_listing(
+    plugins: Plugins, kind: str | None = None, parameters: bool = True
+) -> dict[str, list[dict[str, Any]]]:
+    """What ``automl plugins --json`` prints. Listing the ``parameters`` imports the plugins
+    that registered their factories lazily; the plain listing does without them."""
+    components = [r.as_dict(parameters) for r in plugins.registry.all() if kind in (None, r.kind)]
     conflicts = [
         {"kind": k, "name": n, "claimed_by": [str(r.origin) for r in claims]}
         for (k, n), claims in plugins.registry.conflicts.items()
@@ -199,7 +202,7 @@ def plugin_listing(plugins: Plugins, kind: str | None = None) -> dict[str, list[
 
 def cmd_plugins(args: argparse.Namespace) -> int:
     plugins = load_plugins()
-    listing = plugin_listing(plugins, args.kind)
+    listing = plugin_listing(plugins, args.kind, parameters=args.json)
     if args.json:
         print(json.dumps(listing, indent=2))
         return 0

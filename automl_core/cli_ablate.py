@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from automl_core.ablation import ablate, parse_vary
-from automl_core.compare import DEFAULT_ALPHA, DEFAULT_TIE
 from automl_core.errors import AutoMLError
 from automl_core.plugins import load_plugins
 from automl_core.recipe import apply_overrides, read_recipe
-from automl_core.suites import read_suite, suite_tasks
+
+# The harness (ablation, compare, report: scipy.stats, matplotlib) is imported by the
+# commands that use it, not by every ``automl`` command that builds the parser.
 
 
 def add_ablate_commands(commands: Any) -> None:
@@ -88,12 +88,12 @@ def add_ablate_commands(commands: Any) -> None:
     compare.add_argument("results_dir", type=Path, help="an ablation folder (with results.csv)")
     compare.add_argument("--out", type=Path, help="report folder (default: RESULTS_DIR/report)")
     compare.add_argument(
-        "--alpha", type=float, default=DEFAULT_ALPHA, help="significance level (default 0.05)"
+        "--alpha", type=float, default=None, help="significance level (default 0.05)"
     )
     compare.add_argument(
         "--tie",
         type=float,
-        default=DEFAULT_TIE,
+        default=None,
         help="mean losses closer than this count as equal (default 1e-6; raise it for losses "
         "on a larger scale, e.g. RMSE)",
     )
@@ -101,6 +101,9 @@ def add_ablate_commands(commands: Any) -> None:
 
 
 def cmd_ablate(args: argparse.Namespace) -> int:
+    from automl_core.ablation import ablate, parse_vary
+    from automl_core.suites import read_suite, suite_tasks
+
     plugins = load_plugins()
     base = apply_overrides(read_recipe(args.recipe, plugins), args.overrides)
     if args.seeds < 1:
@@ -151,8 +154,11 @@ def cmd_ablate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from automl_core.compare import DEFAULT_ALPHA, DEFAULT_TIE
     from automl_core.report import write_report
 
-    path = write_report(args.results_dir, args.out, alpha=args.alpha, tie=args.tie)
+    alpha = DEFAULT_ALPHA if args.alpha is None else args.alpha
+    tie = DEFAULT_TIE if args.tie is None else args.tie
+    path = write_report(args.results_dir, args.out, alpha=alpha, tie=tie)
     print(f"report: {path} (and {path.with_suffix('.html').name} beside it)")
     return 0

@@ -26,6 +26,7 @@ import pluggy
 from automl_core import hookspecs
 from automl_core.documents import read_recipe_file
 from automl_core.errors import PluginError, UnknownComponentError
+from automl_core.lazy import LazyFactory
 from automl_core.space import PipelineComponent
 
 ENTRY_POINT_GROUP = "automl_core"
@@ -94,16 +95,18 @@ class Registration:
         ]
         return named[1:] if self.kind == "space" else named
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
+    def as_dict(self, parameters: bool = True) -> dict[str, Any]:
+        """The registration as plain data; ``parameters=False`` leaves out the factory's
+        parameters, which a lazily registered factory must be imported to tell."""
+        record = {
             "kind": self.kind,
             "name": self.name,
             "description": self.description,
             "plugin": self.origin.plugin,
             "distribution": self.origin.distribution,
             "version": self.origin.version,
-            "parameters": self.parameters(),
         }
+        return {**record, "parameters": self.parameters()} if parameters else record
 
 
 def _plain_default(parameter: inspect.Parameter) -> Any:
@@ -322,7 +325,9 @@ def _register_callback(
             raise PluginError(f"{origin}: a {kind} name must be a non-empty string, got {name!r}")
         if not callable(factory):
             raise PluginError(f"{origin}: {kind} {name!r} must be callable (a factory)")
-        text = description or (inspect.getdoc(factory) or "").split("\n")[0]
+        if not description and not isinstance(factory, LazyFactory):  # a docstring needs it
+            description = (inspect.getdoc(factory) or "").split("\n")[0]
+        text = description
         pending.append(Registration(kind, name, factory, origin, text))
 
     return register

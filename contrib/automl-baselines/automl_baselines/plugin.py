@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from automl_baselines.system import HistGradientBoostingSystem, RandomForestSystem
-from automl_core import hookimpl
+from automl_core import hookimpl, lazy
 from automl_core.contracts import System
 from automl_core.hookspecs import RegisterFactory
 
@@ -13,13 +12,13 @@ from automl_core.hookspecs import RegisterFactory
 def register_systems(register: RegisterFactory[System]) -> None:
     register(
         "random-forest",
-        RandomForestSystem,
+        lazy("automl_baselines.system:RandomForestSystem"),
         description="scikit-learn's random forest with its defaults (one-hot categories, "
         "imputed gaps), one fit, no search; a baseline peer",
     )
     register(
         "hist-gradient-boosting",
-        HistGradientBoostingSystem,
+        lazy("automl_baselines.system:HistGradientBoostingSystem"),
         description="scikit-learn's histogram gradient boosting with its defaults (native "
         "categories and NaN), one fit, no search; a baseline peer",
     )

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from automl_core import hookimpl
+from automl_core import hookimpl, lazy
 from automl_core.contracts import SearchStrategy
 from automl_core.hookspecs import RegisterFactory
-from automl_optuna.strategy import OptunaTPE
 
 
 @hookimpl
 def register_search_strategies(register: RegisterFactory[SearchStrategy]) -> None:
     register(
         "optuna-tpe",
-        OptunaTPE,
+        lazy("automl_optuna.strategy:OptunaTPE"),
         description="Optuna's TPE sampler through ask/tell; a peer baseline",
     )

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from automl_core import hookimpl
+from automl_core import hookimpl, lazy
 from automl_core.contracts import SearchStrategy
 from automl_core.hookspecs import RegisterFactory
-from automl_smac3.strategy import SMAC3
 
 
 @hookimpl
 def register_search_strategies(register: RegisterFactory[SearchStrategy]) -> None:
     register(
         "smac3",
-        SMAC3,
+        lazy("automl_smac3.strategy:SMAC3"),
         description="SMAC3's HPO facade (random forest, EI) through ask/tell; a peer baseline",
     )

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from automl_core import hookimpl
+from automl_core import hookimpl, lazy
 from automl_core.contracts import MetaFeatureProvider
 from automl_core.hookspecs import RegisterFactory
-from automl_metafeatures.provider import HandcraftedMetaFeatures
 
 
 @hookimpl
 def register_metafeature_providers(register: RegisterFactory[MetaFeatureProvider]) -> None:
     register(
         "handcrafted",
-        HandcraftedMetaFeatures,
+        lazy("automl_metafeatures.provider:HandcraftedMetaFeatures"),
         description="auto-sklearn's 37 meta-features, plus information-theoretic, "
         "statistical, PCA, landmarking and decision-tree groups",
     )

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from automl_core import hookimpl
+from automl_core import hookimpl, lazy
 from automl_core.contracts import PolicySelector
 from automl_core.hookspecs import RegisterFactory
-from automl_policy.auto_sklearn_2 import AutoSklearn2Selector
 
 
 @hookimpl
 def register_policy_selectors(register: RegisterFactory[PolicySelector]) -> None:
     register(
         "auto-sklearn-2",
-        AutoSklearn2Selector,
+        lazy("automl_policy.auto_sklearn_2:AutoSklearn2Selector"),
         "Auto-sklearn 2.0's policy selector (holdout / 3- / 5-fold CV x full budget / "
         "successive halving), trained on runs simulated from LCDB's learning curves",
     )

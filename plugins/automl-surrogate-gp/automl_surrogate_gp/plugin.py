@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from automl_core import hookimpl
+from automl_core import hookimpl, lazy
 from automl_core.contracts import Surrogate
 from automl_core.hookspecs import RegisterFactory
-from automl_surrogate_gp.surrogate import GPSurrogate
 
 
 @hookimpl
 def register_surrogates(register: RegisterFactory[Surrogate]) -> None:
     register(
         "gp",
-        GPSurrogate,
+        lazy("automl_surrogate_gp.surrogate:GPSurrogate"),
         description="Exact Gaussian process (gpytorch): constant mean, ARD Matern-5/2 kernel, "
         "one-hot categoricals, hyper-parameters by marginal likelihood",
     )
