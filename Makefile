@@ -18,7 +18,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml contrib/automl-*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,report]" $(foreach p,$(PLUGINS) $(CONTRIB),-e $(p))
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]" $(foreach p,$(PLUGINS) $(CONTRIB),-e $(p))
 	$(BIN)/python -m pip install -q -c constraints.txt --no-deps "$(TPOT)"
 	touch $@
 

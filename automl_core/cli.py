@@ -12,14 +12,14 @@ import json
 import math
 import sys
 import time
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from automl_core import __version__
-from automl_core.cli_ablate import add_ablate_commands
 from automl_core.cli_data import add_data_command
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
@@ -36,9 +36,27 @@ from automl_core.runner import (
     run_suite,
 )
 
+#: The commands of the core itself; any other is a plugin's (``register_commands``).
+CORE_COMMANDS = ("run", "resume", "validate", "plugins", "show", "predict", "data")
+#: Commands that come with a distribution of their own, named when it is not installed.
+PROVIDED_BY = {"ablate": "automl-bench", "compare": "automl-bench"}
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    # plugins' commands are looked up only for a command the core does not have (or help)
+    plugins = None if command in CORE_COMMANDS else load_plugins()
+    parser = build_parser(plugins)
+    if plugins is not None and command in PROVIDED_BY and command not in _registered(parser):
+        distribution = PROVIDED_BY[command]
+        print(
+            f"error: 'automl {command}' comes with {distribution}, which is not installed: "
+            f"pip install {distribution} (in this repository: pip install -e "
+            f"plugins/{distribution})",
+            file=sys.stderr,
+        )
+        return 2
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
@@ -50,7 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(loaded: Plugins | None = None) -> argparse.ArgumentParser:
+    """The ``automl`` parser: the core's commands, and those the ``loaded`` plugins
+    register."""
     parser = argparse.ArgumentParser(prog="automl", description="Plugin-oriented AutoML.")
     parser.add_argument("--version", action="version", version=f"automl-core {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -81,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=cmd_validate)
 
     plugins = commands.add_parser("plugins", help="list registered components")
-    plugins.add_argument("--kind", choices=sorted(KINDS), help="only this kind")
+    plugins.add_argument("--kind", help=f"only this kind ({', '.join(sorted(KINDS))}, ...)")
     plugins.add_argument("--json", action="store_true", help="machine-readable output")
     plugins.set_defaults(handler=cmd_plugins)
 
@@ -104,8 +124,47 @@ def build_parser() -> argparse.ArgumentParser:
     predict.set_defaults(handler=cmd_predict)
 
     add_data_command(commands)
-    add_ablate_commands(commands)
+    if loaded is not None:
+        add_plugin_commands(commands, loaded)
     return parser
+
+
+def add_plugin_commands(commands: Any, plugins: Plugins) -> None:
+    """Add the sub-commands plugins register (``register_commands``). A plugin that raises
+    there, or claims a command that exists, is skipped with a warning naming it."""
+    for impl in plugins.manager.hook.register_commands.get_hookimpls():
+
+        def register(
+            name: str,
+            configure: Callable[[argparse.ArgumentParser], None],
+            handler: Callable[[argparse.Namespace], int],
+            help: str = "",
+            plugin: str = impl.plugin_name,
+        ) -> None:
+            if name in _registered(commands):
+                raise AutoMLError(f"the command {name!r} exists already")
+            parser = commands.add_parser(name, help=help)
+            configure(parser)
+            parser.set_defaults(handler=handler)
+
+        try:
+            impl.function(register=register)
+        except Exception as error:
+            warnings.warn(
+                f"plugin {impl.plugin_name!r} failed to register its commands: "
+                f"{type(error).__name__}: {error}",
+                stacklevel=2,
+            )
+
+
+def _registered(parser_or_commands: Any) -> set[str]:
+    """The sub-command names of a parser (or of its sub-parsers action)."""
+    if isinstance(parser_or_commands, argparse.ArgumentParser):
+        actions = [
+            a for a in parser_or_commands._actions if isinstance(a, argparse._SubParsersAction)
+        ]
+        return {name for action in actions for name in action.choices}
+    return set(parser_or_commands.choices)
 
 
 def _add_set(parser: argparse.ArgumentParser) -> None:
@@ -202,6 +261,8 @@ def plugin_listing(
 
 def cmd_plugins(args: argparse.Namespace) -> int:
     plugins = load_plugins()
+    if args.kind is not None and args.kind not in KINDS:  # plugins may add kinds: known now
+        raise AutoMLError(f"unknown kind {args.kind!r}; kinds: {', '.join(sorted(KINDS))}")
     listing = plugin_listing(plugins, args.kind, parameters=args.json)
     if args.json:
         print(json.dumps(listing, indent=2))

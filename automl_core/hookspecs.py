@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import pluggy
 
 if TYPE_CHECKING:  # names for the annotations only: this module imports no other of the core
+    import argparse
+
     from automl_core.contracts import (
         Benchmark,
         Ensembler,
@@ -29,7 +31,6 @@ if TYPE_CHECKING:  # names for the annotations only: this module imports no othe
         PolicySelector,
         SearchStrategy,
         Surrogate,
-        System,
         WarmStarter,
     )
     from automl_core.dataset import Dataset
@@ -70,18 +71,62 @@ class RegisterDocument(Protocol):
 #: kind (as recipes, ``automl plugins --kind`` and :meth:`Plugins.create` name it) -> the
 #: registration hook that fills it; filled by :func:`registration` below, one per hook.
 KINDS: dict[str, str] = {}
+#: The kinds whose ``register`` is a :class:`RegisterDocument` (YAML documents, not factories).
+DOCUMENT_KINDS: set[str] = set()
 
 Spec = TypeVar("Spec", bound=Callable[..., Any])
 
 
-def registration(kind: str) -> Callable[[Spec], Spec]:
-    """Declare a registration hook and the kind of component it registers."""
+def registration(kind: str, *, document: bool = False) -> Callable[[Spec], Spec]:
+    """Declare a registration hook and the kind of component it registers (``document``:
+    its ``register`` takes YAML documents). A plugin that adds hooks of its own (automl-bench's
+    suites and systems) declares them with this too, in the module it hands to
+    :func:`add_hookspecs`."""
 
     def declare(spec: Spec) -> Spec:
         KINDS[kind] = spec.__name__
+        if document:
+            DOCUMENT_KINDS.add(kind)
         return hookspec(spec)
 
     return declare
+
+
+class AddHookspecs(Protocol):
+    """``add(module)``: a module of hook specifications, as pluggy's ``add_hookspecs``."""
+
+    def __call__(self, module: object) -> None: ...
+
+
+class RegisterCommand(Protocol):
+    """``register(name, configure, handler, help="")``: an ``automl NAME`` sub-command.
+    ``configure(parser)`` adds its arguments to an ``argparse.ArgumentParser``;
+    ``handler(args)`` runs it and returns the exit status (it may raise ``AutoMLError`` for a
+    user's mistake, which the CLI prints without a traceback)."""
+
+    def __call__(
+        self,
+        name: str,
+        configure: Callable[[argparse.ArgumentParser], None],
+        handler: Callable[[argparse.Namespace], int],
+        help: str = "",
+    ) -> None: ...
+
+
+# --- extension hooks -----------------------------------------------------------------------
+
+
+@hookspec(historic=True)
+def add_hookspecs(add: AddHookspecs) -> None:
+    """Add a plugin's own hook specifications (pytest's ``pytest_addhooks``): automl-bench
+    adds ``register_suites`` and ``register_systems`` this way, so a core installed without
+    it knows nothing of them. Called for every plugin as it is registered."""
+
+
+@hookspec
+def register_commands(register: RegisterCommand) -> None:
+    """Register ``automl`` sub-commands (simonw/llm's pattern): automl-bench adds ``ablate``
+    and ``compare``."""
 
 
 # --- registration hooks --------------------------------------------------------------------
@@ -163,7 +208,7 @@ def register_components(register: RegisterComponent) -> None:
     :class:`~automl_core.space.PipelineComponent`; its name is ``<stage>:<name>``."""
 
 
-@registration("recipe")
+@registration("recipe", document=True)
 def register_recipes(register: RegisterDocument) -> None:
     """Register named recipes: ``register(name, recipe, description="")``, where ``recipe`` is
     a mapping (a recipe's YAML content) or the path of a YAML file, read when registered (a
@@ -171,20 +216,6 @@ def register_recipes(register: RegisterDocument) -> None:
     instead of a file: ``automl run NAME --set task.dataset=csv:FILE``,
     ``AutoMLClassifier(recipe=NAME)``. A named recipe is checked against the components when
     used, not when registered: it may name components of plugins that are not installed."""
-
-
-@registration("system")
-def register_systems(register: RegisterFactory[System]) -> None:
-    """Register :class:`~automl_core.contracts.System` factories: whole AutoML systems run as
-    baselines beside the recipes of an ablation (``automl ablate --peer flaml``)."""
-
-
-@registration("suite")
-def register_suites(register: RegisterDocument) -> None:
-    """Register named suites: ``register(name, suite, description="")``, where ``suite`` is
-    a mapping (a suite's YAML content: its ``tasks``) or the path of a YAML file, read when
-    registered. ``automl ablate --suite NAME`` runs a recipe on every task of the suite; see
-    :mod:`automl_core.suites`."""
 
 
 # --- lifecycle hooks, for observers (loggers, progress displays, early stopping) -----------

@@ -41,7 +41,6 @@ DEFAULT_PLUGINS = (
     "automl_core.builtins.sources",
     "automl_core.builtins.metadata",
     "automl_core.builtins.recipes",
-    "automl_core.builtins.suites",
 )
 
 #: kind -> the registration hook that fills it, as the hook specs declare it.
@@ -200,6 +199,8 @@ class Plugins:
 def make_manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
+    # historic: every plugin registered from now on may add hook specs of its own
+    manager.hook.add_hookspecs.call_historic(kwargs={"add": manager.add_hookspecs})
     return manager
 
 
@@ -281,7 +282,10 @@ def _collect_registrations(
     pending: list[Registration] = []
     failed: set[str] = set()
     for kind, hook_name in KINDS.items():
-        for impl in getattr(manager.hook, hook_name).get_hookimpls():  # registration order
+        hook = getattr(manager.hook, hook_name, None)
+        if hook is None or hook.spec is None:  # a plugin's hook (automl-bench's) not loaded here
+            continue
+        for impl in hook.get_hookimpls():  # registration order
             origin = origins.get(impl.plugin_name, Origin(impl.plugin_name, "<unknown>", "0"))
             register = _register_callback(kind, origin, pending)
             try:
@@ -317,7 +321,7 @@ def _register_callback(
             pending.append(Registration(kind, name, component, origin, text))
 
         return register_component
-    if kind in ("recipe", "suite"):
+    if kind in hookspecs.DOCUMENT_KINDS:
         return _register_document_callback(kind, origin, pending)
 
     def register(name: str, factory: Any, description: str = "") -> None:

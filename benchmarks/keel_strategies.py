@@ -30,10 +30,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from automl_bench.compare import DEFAULT_TIE, mean_ranks, pairwise
 from scipy.stats import mannwhitneyu
 from table_lookup import search_section
 
-from automl_core.compare import DEFAULT_TIE, mean_ranks, pairwise
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import run

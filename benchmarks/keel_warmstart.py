@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from automl_bench.compare import mean_ranks, pairwise
 from keel_strategies import DATASETS, METRIC, _read, keel_task, p_text, tied_losses
 
-from automl_core.compare import mean_ranks, pairwise
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe

@@ -56,9 +56,10 @@ def cheap_space(plugins: Plugins, cheap_include: dict[str, list[str]]) -> Pipeli
 
 @pytest.fixture(scope="module")
 def system_plugins(system_distribution: str) -> Plugins:
-    """The core's built-ins and a whole system's distribution, through its entry point only."""
+    """The core's built-ins, automl-bench (whose ``register_systems`` hook the system
+    implements) and a whole system's distribution, through their entry points only."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("AUTOML_LOAD_PLUGINS", system_distribution)
+        patch.setenv("AUTOML_LOAD_PLUGINS", f"bench,{system_distribution}")
         loaded = load_plugins()
     assert not loaded.broken, loaded.broken
     return loaded

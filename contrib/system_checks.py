@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from automl_bench.contracts import System, SystemResult
 from sklearn.metrics import balanced_accuracy_score, r2_score, roc_auc_score
 
-from automl_core.contracts import System, SystemResult
 from automl_core.evaluator import predict_scores
 from automl_core.metrics import Metric, get_metric
 from automl_core.plugins import Plugins

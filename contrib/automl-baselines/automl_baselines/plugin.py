@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from automl_bench.contracts import System
+
 from automl_core import hookimpl, lazy
-from automl_core.contracts import System
 from automl_core.hookspecs import RegisterFactory
 
 

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import sklearn
+from automl_bench.contracts import System, SystemResult
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import (
     HistGradientBoostingClassifier,
@@ -58,7 +59,6 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
 from threadpoolctl import threadpool_limits
 
-from automl_core.contracts import System, SystemResult
 from automl_core.dataset import is_categorical
 from automl_core.evaluator import scores_on_codes
 from automl_core.metrics import Metric

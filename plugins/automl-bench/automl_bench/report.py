@@ -1,6 +1,6 @@
 """The report of ``automl compare``: Markdown, HTML and figures from an ablation's results.
 
-:func:`write_report` reads ``results.csv`` with :mod:`automl_core.compare` and writes, into one
+:func:`write_report` reads ``results.csv`` with :mod:`automl_bench.compare` and writes, into one
 folder, ``report.md`` and ``report.html`` (the same content: the Markdown for a repository or a
 pull request, the HTML for a browser) and the PNG figures both embed. The report is built once
 as a list of blocks (headings, paragraphs, tables, figures) and rendered twice, so the two can
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.compare import (
+from automl_bench.compare import (
     DEFAULT_ALPHA,
     DEFAULT_TIE,
     Anytime,

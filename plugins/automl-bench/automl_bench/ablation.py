@@ -39,9 +39,11 @@ from typing import Any
 import numpy as np
 import yaml
 
+from automl_bench.compare import RESULTS_FILE, write_curve
+from automl_bench.contracts import System, SystemResult
+from automl_bench.suites import SuiteTask
 from automl_core.cache import write_atomically
-from automl_core.compare import RESULTS_FILE, write_curve
-from automl_core.contracts import Evaluator, Executor, System, SystemResult
+from automl_core.contracts import Evaluator, Executor
 from automl_core.errors import AutoMLError, RecipeError
 from automl_core.evaluator import predict_scores
 from automl_core.history import RunHistory, rank_key
@@ -57,7 +59,6 @@ from automl_core.runner import (
     run,
     safe_folder_name,
 )
-from automl_core.suites import SuiteTask
 from automl_core.trial import Result, Status, Trial
 
 PLAN_FILE = "ablation.json"

@@ -18,10 +18,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 import yaml
-from scipy.stats import rankdata
-
-from automl_core import hookimpl
-from automl_core.ablation import (
+from automl_bench.ablation import (
     CELL_FILE,
     Cell,
     Variant,
@@ -32,14 +29,17 @@ from automl_core.ablation import (
     parse_vary,
     plan_cells,
 )
+from automl_bench.contracts import System, SystemResult
+from automl_bench.suites import SuiteTask, parse_suite, read_suite, suite_tasks
+from scipy.stats import rankdata
+
+from automl_core import hookimpl
 from automl_core.builtins.sources import load_keel
 from automl_core.cli import main
-from automl_core.contracts import System, SystemResult
 from automl_core.errors import AutoMLError, RecipeError
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.suites import SuiteTask, parse_suite, read_suite, suite_tasks
 from automl_core.trial import Result, Status
 
 #: A recipe whose runs take about a second: three fast classifiers, no feature preprocessing.

@@ -16,10 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats
-
-from automl_core.ablation import RESULT_COLUMNS, write_results
-from automl_core.compare import (
+from automl_bench.ablation import RESULT_COLUMNS, write_results
+from automl_bench.compare import (
     CURVE_COLUMNS,
     RESULTS_FILE,
     Curve,
@@ -42,8 +40,10 @@ from automl_core.compare import (
     win_tie_loss,
     write_curve,
 )
+from automl_bench.report import write_report
+from scipy import stats
+
 from automl_core.errors import AutoMLError
-from automl_core.report import write_report
 
 A, B, C = "search.strategy=random", "search.strategy=mcts search.surrogate=rf", "flaml"
 VARIANTS = (A, B, C)

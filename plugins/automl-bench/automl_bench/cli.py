@@ -16,13 +16,11 @@ from automl_core.recipe import apply_overrides, read_recipe
 # commands that use it, not by every ``automl`` command that builds the parser.
 
 
-def add_ablate_commands(commands: Any) -> None:
-    """Add ``automl ablate`` and ``automl compare`` to the CLI's sub-commands."""
-    ablate_cmd = commands.add_parser(
-        "ablate",
-        help="run a recipe's variants (and peer systems) on every task of a suite and seed",
-        description="Each cell (variant x task x seed) is a normal run with its own folder; "
-        "finished cells are skipped when the same command is run again.",
+def configure_ablate(ablate_cmd: argparse.ArgumentParser) -> None:
+    """The arguments of ``automl ablate``."""
+    ablate_cmd.description = (
+        "Each cell (variant x task x seed) is a normal run with its own folder; "
+        "finished cells are skipped when the same command is run again."
     )
     ablate_cmd.add_argument("recipe", type=Path, help="a recipe file, or a registered name")
     ablate_cmd.add_argument(
@@ -80,11 +78,10 @@ def add_ablate_commands(commands: Any) -> None:
         help="override a value of the base recipe (repeatable)",
     )
     ablate_cmd.add_argument("--quiet", action="store_true", help="no line per cell")
-    ablate_cmd.set_defaults(handler=cmd_ablate)
 
-    compare = commands.add_parser(
-        "compare", help="report of an ablation: ranks, tests, curves, critical differences"
-    )
+
+def configure_compare(compare: argparse.ArgumentParser) -> None:
+    """The arguments of ``automl compare``."""
     compare.add_argument("results_dir", type=Path, help="an ablation folder (with results.csv)")
     compare.add_argument("--out", type=Path, help="report folder (default: RESULTS_DIR/report)")
     compare.add_argument(
@@ -97,12 +94,11 @@ def add_ablate_commands(commands: Any) -> None:
         help="mean losses closer than this count as equal (default 1e-6; raise it for losses "
         "on a larger scale, e.g. RMSE)",
     )
-    compare.set_defaults(handler=cmd_compare)
 
 
 def cmd_ablate(args: argparse.Namespace) -> int:
-    from automl_core.ablation import ablate, parse_vary
-    from automl_core.suites import read_suite, suite_tasks
+    from automl_bench.ablation import ablate, parse_vary
+    from automl_bench.suites import read_suite, suite_tasks
 
     plugins = load_plugins()
     base = apply_overrides(read_recipe(args.recipe, plugins), args.overrides)
@@ -154,8 +150,8 @@ def cmd_ablate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from automl_core.compare import DEFAULT_ALPHA, DEFAULT_TIE
-    from automl_core.report import write_report
+    from automl_bench.compare import DEFAULT_ALPHA, DEFAULT_TIE
+    from automl_bench.report import write_report
 
     alpha = DEFAULT_ALPHA if args.alpha is None else args.alpha
     tie = DEFAULT_TIE if args.tie is None else args.tie
