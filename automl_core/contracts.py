@@ -13,12 +13,13 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import pandas as pd
 
-from automl_core.errors import InvalidConfigurationError
+from automl_core.errors import InvalidConfigurationError, PluginError
 from automl_core.space import EncodingColumn, PoolSpace, SearchSpace
 from automl_core.trial import Candidate, Config, Result, Trial
 
@@ -130,6 +131,34 @@ class TaskDescription:
     #: The table-lookup benchmark a ``benchmark`` task is on (its registered name, e.g.
     #: ``oboe``, which also names its meta-data); None for a data task.
     benchmark: str | None = None
+    #: The run's way to meta-data (registered sources by name, folders by path), bound to the
+    #: run's own plugin registry; use it through :meth:`metadata`. None for a description
+    #: made outside a run, which can then only be handed :class:`MetaData` objects.
+    resolve_metadata: MetaDataResolver | None = field(default=None, compare=False, repr=False)
+
+    def metadata(
+        self, reference: str | Path | MetaData, params: Mapping[str, Any] | None = None
+    ) -> MetaData:
+        """The meta-data ``reference`` names: a registered meta-data source (``autosklearn``,
+        ``oboe``... built with ``params``), a meta-data folder, or a :class:`MetaData` (as
+        is). Warm-starters and learned meta-feature providers call this when they first need
+        their meta-data, so that listing or validating a recipe never downloads."""
+        if isinstance(reference, MetaData):
+            return reference
+        if self.resolve_metadata is None:
+            raise PluginError(
+                f"no meta-data resolver to find {str(reference)!r}: this task description was "
+                "not made by a run; pass a MetaData object instead"
+            )
+        return self.resolve_metadata(reference, params)
+
+
+class MetaDataResolver(Protocol):
+    """``resolve(reference, params=None)``: see :meth:`TaskDescription.metadata`."""
+
+    def __call__(
+        self, reference: str | Path, params: Mapping[str, Any] | None = None
+    ) -> MetaData: ...
 
 
 class MetaFeatureProvider(abc.ABC):

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from automl_core.cache import cache_dir, fetch_package, find_package
-from automl_core.contracts import MetaData, TaskDescription
+from automl_core.contracts import MetaData, MetaDataResolver, TaskDescription
 from automl_core.errors import DatasetError
 from automl_core.space import PoolSpace
 
@@ -121,22 +121,21 @@ def load_metadata(folder: Path) -> MetaData:
 
 
 def resolve_metadata(
-    reference: str | Path | MetaData, params: dict[str, Any] | None = None
+    reference: str | Path | MetaData, params: Mapping[str, Any] | None, plugins: Plugins
 ) -> MetaData:
-    """The meta-data a component's parameter names: a registered meta-data source
+    """The meta-data a component's parameter names: a source registered in ``plugins``
     (``autosklearn``, ``oboe``... see ``automl data list``) built with ``params``, a path to a
     meta-data folder, or a :class:`MetaData` given in code (returned as is).
 
-    Warm-starters and meta-trained surrogates call this when they first need their
-    meta-data, not in their constructors: listing or validating a recipe must not download.
+    A run binds this to its own registry (``TaskDescription.resolve_metadata``); there is no
+    second, process-wide registry.
     """
     if isinstance(reference, MetaData):
         return reference
     text = str(reference)
-    plugins = _installed_plugins()
     names = plugins.registry.names("metadata")
     if text in names:
-        return plugins.create("metadata", text, params or {}).load()
+        return plugins.create("metadata", text, dict(params or {})).load()
     folder = Path(text).expanduser()
     if is_metadata_folder(folder):
         if params:
@@ -146,6 +145,11 @@ def resolve_metadata(
         f"no meta-data {text!r}: neither a registered source ({', '.join(sorted(names))}) "
         "nor a meta-data folder (docs/data.md describes the format)"
     )
+
+
+def metadata_resolver(plugins: Plugins) -> MetaDataResolver:
+    """:func:`resolve_metadata` bound to ``plugins``: what a run hands its components."""
+    return functools.partial(resolve_metadata, plugins=plugins)
 
 
 def check_metadata_reference(reference: Any, params: Any) -> None:
@@ -182,15 +186,6 @@ def left_out_datasets(
     named = {str(d).lower() for d in exclude}
     own = {task.dataset.lower(), *(a.lower() for a in task.aliases)} if exclude_self else set()
     return [d for d in datasets if d.lower() in named or d.lower() in own]
-
-
-@functools.lru_cache(maxsize=1)
-def _installed_plugins() -> Plugins:
-    """The installed plugins, loaded once per process (loading takes seconds, and each
-    warm-starter of a suite resolves its meta-data)."""
-    from automl_core.plugins import load_plugins  # here: plugins imports this module's users
-
-    return load_plugins()
 
 
 def is_metadata_folder(folder: Path) -> bool:

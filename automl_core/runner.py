@@ -45,6 +45,7 @@ from automl_core.evaluator import PipelineEvaluator, Resampling, score_all
 from automl_core.final_model import FinalChoice, Scored, choose_final_model
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
+from automl_core.metastore import metadata_resolver
 from automl_core.model import TrainedModel
 from automl_core.observers import Observers
 from automl_core.plugins import Plugins, load_plugins
@@ -406,6 +407,7 @@ def _data_task(
         metric=metric.name,
         metafeatures=_metafeatures(recipe, plugins, train),
         aliases=dataset_aliases(dataset),
+        resolve_metadata=metadata_resolver(plugins),
     )
     policy = stored if stored is not None else choose_policy(recipe, plugins, task)
     evaluator = PipelineEvaluator(
@@ -576,6 +578,7 @@ def _benchmark_task(
         metric=benchmark.metric,
         aliases=(dataset.lower(),),
         benchmark=ref.name,
+        resolve_metadata=metadata_resolver(plugins),
     )
     lookup = BenchmarkTask(ref.name, benchmark, dataset)
     return task, space, benchmark.evaluator(dataset, recipe.seed), lookup

@@ -58,7 +58,7 @@ def openml_ids(dataset: str) -> list[str]:
     from automl_core.metastore import resolve_metadata
 
     name = KEEL_OPENML_NAMES.get(dataset, dataset)
-    names = resolve_metadata("lcdb").info["names"]
+    names = resolve_metadata("lcdb", None, load_plugins()).info["names"]
     found = [openml_id for openml_id, other in names.items() if other.lower() == name]
     return sorted(set(found) | set(KNOWN_IDS.get(name, ())))
 

@@ -62,6 +62,7 @@ import pandas as pd
 from automl_core.contracts import MetaData
 from automl_core.metastore import resolve_metadata
 from automl_core.metrics import normalised_regret
+from automl_core.plugins import load_plugins
 from automl_warmstart_knd import knd_order, nearest_datasets
 from automl_warmstart_portfolio import greedy_portfolio, normalise_per_dataset
 
@@ -204,7 +205,7 @@ def log_sizes(table: pd.DataFrame) -> pd.DataFrame:
 def oboe_tables(budgets: list[int], orders: int, seed: int) -> list[Table]:
     from automl_metadata.lcdb import LCDB
 
-    oboe = resolve_metadata("oboe")
+    oboe = resolve_metadata("oboe", None, load_plugins())
     assert oboe.metafeatures is not None
     normalised = normalise_per_dataset(oboe.performance)
     groups = duplicate_groups(oboe)
@@ -242,8 +243,8 @@ def oboe_tables(budgets: list[int], orders: int, seed: int) -> list[Table]:
 
 
 def pmf_tables(budgets: list[int], orders: int, seed: int, size: int) -> list[Table]:
-    pmf = resolve_metadata("pmf")
-    oboe = resolve_metadata("oboe")
+    pmf = resolve_metadata("pmf", None, load_plugins())
+    oboe = resolve_metadata("oboe", None, load_plugins())
     assert oboe.metafeatures is not None
     train = [pmf.row(d) for d in pmf.splits["train"]]
     test = [pmf.row(d) for d in pmf.splits["test"]]

@@ -182,8 +182,9 @@ def stored_table() -> pd.DataFrame:
     source ``autosklearn`` (automl-metadata provides it), found by name as a recipe finds it,
     so that this plugin imports no other."""
     from automl_core.metastore import resolve_metadata
+    from automl_core.plugins import load_plugins
 
-    table = resolve_metadata("autosklearn").metafeatures
+    table = resolve_metadata("autosklearn", None, load_plugins()).metafeatures
     if table is None:
         raise RuntimeError("auto-sklearn's meta-data came without meta-features")
     return table

@@ -28,7 +28,6 @@ from automl_core.metastore import (
     check_dataset_ids,
     check_metadata_reference,
     left_out_datasets,
-    resolve_metadata,
 )
 from automl_core.space import SearchSpace
 
@@ -390,7 +389,7 @@ class KNearestDatasets(WarmStarter):
             reference, params = self.metadata, self.metadata_params
         label = f"{reference}" + (f" {params}" if params else "")
         if label not in self._loaded:
-            self._loaded[label] = resolve_metadata(reference, params or None)
+            self._loaded[label] = task.metadata(reference, params or None)
         return self._loaded[label], label
 
 

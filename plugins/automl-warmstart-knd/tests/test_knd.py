@@ -343,7 +343,7 @@ def test_an_oboe_lookup_run_starts_with_the_neighbours_best_without_its_own(tmp_
     pytest.importorskip("automl_metadata")
     from automl_core.metastore import resolve_metadata
 
-    oboe = resolve_metadata("oboe")
+    oboe = resolve_metadata("oboe", None, load_plugins())
     table = oboe.metafeatures
 
     def expected(dataset: str, exclude_self: bool) -> list[int]:

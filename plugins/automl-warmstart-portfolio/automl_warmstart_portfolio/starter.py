@@ -27,7 +27,6 @@ from automl_core.metastore import (
     check_dataset_ids,
     check_metadata_reference,
     left_out_datasets,
-    resolve_metadata,
 )
 from automl_core.space import SearchSpace
 from automl_warmstart_portfolio import greedy
@@ -314,5 +313,5 @@ class PortfolioWarmStarter(WarmStarter):
         params = f" {self.metadata_params}" if self.metadata_params else ""
         label = f"{reference}{params}"
         if label not in self._loaded:
-            self._loaded[label] = resolve_metadata(reference, self.metadata_params or None)
+            self._loaded[label] = task.metadata(reference, self.metadata_params or None)
         return self._loaded[label], label

@@ -33,7 +33,7 @@ def without(performance: np.ndarray, row: int) -> np.ndarray:
 def test_an_oboe_run_starts_with_the_portfolio_built_without_its_dataset(
     tmp_path, own_portfolio_cache
 ):
-    oboe = resolve_metadata("oboe")
+    oboe = resolve_metadata("oboe", None, load_plugins())
 
     def first_five(dataset: str, leave_out: bool) -> list[int]:
         losses = without(oboe.performance, oboe.row(dataset)) if leave_out else oboe.performance
@@ -59,7 +59,7 @@ def test_an_oboe_run_starts_with_the_portfolio_built_without_its_dataset(
 
 def test_successive_halving_starts_its_first_bracket_with_the_portfolio(tmp_path):
     pytest.importorskip("automl_halving")
-    lcdb = resolve_metadata("lcdb")
+    lcdb = resolve_metadata("lcdb", None, load_plugins())
     dataset = "6"  # every LCDB learner was run on it: the whole portfolio is offered
     portfolio = greedy_portfolio(without(lcdb.performance, lcdb.row(dataset)), 9)
     trials = run_trials(

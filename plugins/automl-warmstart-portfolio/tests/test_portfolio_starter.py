@@ -6,14 +6,15 @@ import json
 import logging
 from importlib import metadata as importlib_metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 import automl_warmstart_portfolio.plugin
 from automl_core.contracts import MetaData, TaskDescription, WarmStarter
-from automl_core.errors import AutoMLError
-from automl_core.metastore import save_metadata
+from automl_core.errors import AutoMLError, PluginError
+from automl_core.metastore import metadata_resolver, save_metadata
 from automl_core.plugins import ENTRY_POINT_GROUP, load_plugins
 from automl_core.space import PoolSpace
 from automl_warmstart_portfolio import PortfolioWarmStarter, greedy, greedy_portfolio, starter
@@ -39,10 +40,13 @@ def toy_space(offered: int = 10) -> PoolSpace:
     return PoolSpace("toy", np.eye(10), available=available)
 
 
-def task(dataset: str = "new", aliases: tuple[str, ...] = ()) -> TaskDescription:
-    """A table-lookup task; ``<benchmark>:<id>`` names its benchmark, as the runner's do."""
+def task(
+    dataset: str = "new", aliases: tuple[str, ...] = (), resolve: Any = None
+) -> TaskDescription:
+    """A table-lookup task; ``<benchmark>:<id>`` names its benchmark, as the runner's do;
+    ``resolve`` is its meta-data resolver (a run binds one to its registry)."""
     benchmark = dataset.split(":", 1)[0] if ":" in dataset else "toy"
-    return TaskDescription(dataset, "benchmark", 0, 0, "loss", {}, aliases, benchmark)
+    return TaskDescription(dataset, "benchmark", 0, 0, "loss", {}, aliases, benchmark, resolve)
 
 
 @pytest.fixture
@@ -121,10 +125,16 @@ def test_nothing_left_to_build_on_is_an_error():
 def test_a_meta_data_folder_is_accepted(tmp_path: Path):
     metadata = toy_metadata()
     save_metadata(metadata, tmp_path / "toy")
+    # a run hands its resolver (bound to its registry); folders need no registered source
+    resolve = metadata_resolver(load_plugins(entry_points=False))
     start = PortfolioWarmStarter(metadata=str(tmp_path / "toy"), size=3).suggest(
-        task(), toy_space(), None
+        task(resolve=resolve), toy_space(), None
     )
     assert start.info["portfolio"] == greedy_portfolio(metadata.performance, 3)
+    with pytest.raises(PluginError, match="not made by a run; pass a MetaData"):
+        PortfolioWarmStarter(metadata=str(tmp_path / "toy"), size=3).suggest(
+            task(), toy_space(), None
+        )
 
 
 @pytest.mark.parametrize(
@@ -244,18 +254,17 @@ def test_without_metadata_a_benchmark_task_uses_its_own_and_the_sklearn_space_ob
         default_metadata(data, SimpleNamespace(name="toy"))
 
 
-def test_a_starter_without_metadata_takes_each_tasks_own_default(monkeypatch):
+def test_a_starter_without_metadata_takes_each_tasks_own_default():
     loaded: list[str] = []
 
     def resolve(reference, params=None):
         loaded.append(str(reference))
         return toy_metadata(seed=len(loaded))
 
-    monkeypatch.setattr(starter, "resolve_metadata", resolve)
     portfolio = PortfolioWarmStarter(size=3, cache=False)
-    first = portfolio.suggest(task("bench1:D1"), toy_space(), None)
-    second = portfolio.suggest(task("bench2:D1"), toy_space(), None)
-    portfolio.suggest(task("bench1:D2"), toy_space(), None)
+    first = portfolio.suggest(task("bench1:D1", resolve=resolve), toy_space(), None)
+    second = portfolio.suggest(task("bench2:D1", resolve=resolve), toy_space(), None)
+    portfolio.suggest(task("bench1:D2", resolve=resolve), toy_space(), None)
     assert loaded == ["bench1", "bench2"]  # each task's own benchmark, each loaded once
     assert first.info["metadata"] == "bench1" and second.info["metadata"] == "bench2"
     assert portfolio.metadata is None
