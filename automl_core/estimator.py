@@ -43,7 +43,7 @@ from automl_core.model import TrainedModel
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import MEMORY_SOURCE, Recipe, named_recipe, parse_recipe, read_recipe
 from automl_core.runner import HISTORY_FILE, RunSummary, load_saved_model, run
-from automl_core.space import PipelineSpace
+from automl_core.space import PipelineSpace, pipeline_space
 
 # ---------------------------------------------------------------------------------------------
 # The time budget
@@ -571,7 +571,7 @@ def _enforces_limits(executor: Any, n_jobs: int, plugins: Plugins) -> bool:
 def _space_of(recipe: Recipe, plugins: Plugins) -> PipelineSpace | None:
     assert recipe.space is not None
     space = plugins.create("space", recipe.space.name, recipe.space.params)
-    return space if isinstance(space, PipelineSpace) else None
+    return pipeline_space(space)
 
 
 def _no_model_message(trials: list[StoredTrial], summary: RunSummary) -> str:

@@ -51,7 +51,9 @@ class TableBenchmark(Benchmark):
 
     def space(self, dataset: str) -> PoolSpace:
         """The candidates with a stored loss at the full budget on ``dataset``."""
-        return self.pool.restrict(np.isfinite(self.metadata.performance[self.row(dataset)]))
+        return self.pool.restrict(
+            available=np.isfinite(self.metadata.performance[self.row(dataset)])
+        )
 
     def evaluator(self, dataset: str, seed: int = 0) -> LookupEvaluator:
         row = self.row(dataset)

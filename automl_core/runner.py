@@ -44,8 +44,8 @@ from automl_core.errors import AutoMLError, DatasetError, PluginError, RecipeErr
 from automl_core.evaluator import PipelineEvaluator, Resampling, score_all
 from automl_core.final_model import FinalChoice, Scored, choose_final_model
 from automl_core.history import RunHistory, StoredTrial
-from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
 from automl_core.metastore import metadata_resolver
+from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
 from automl_core.model import TrainedModel
 from automl_core.observers import Observers
 from automl_core.plugins import Plugins, load_plugins
@@ -59,7 +59,7 @@ from automl_core.recipe import (
     parse_resampling,
 )
 from automl_core.sources import load_dataset, parse_reference
-from automl_core.space import BuildContext, PipelineSpace, SearchSpace
+from automl_core.space import BuildContext, PipelineSpace, SearchSpace, pipeline_space
 from automl_core.trial import Result, Status, Trial
 
 HISTORY_FILE = "history.sqlite"
@@ -389,8 +389,9 @@ def _data_task(
     evaluator."""
     assert recipe.space is not None
     dataset, train, test, metric = load_task_data(recipe, plugins, given)
-    space = plugins.create("space", recipe.space.name, _space_params(recipe, plugins, metric))
-    if not isinstance(space, PipelineSpace):
+    created = plugins.create("space", recipe.space.name, _space_params(recipe, plugins, metric))
+    space = pipeline_space(created)
+    if space is None:
         raise RecipeError("space", recipe.space.name, "a pipeline space for a dataset task")
     if space.task != dataset.task:
         raise RecipeError(

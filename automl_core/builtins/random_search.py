@@ -6,7 +6,7 @@ import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
 from automl_core.hookspecs import RegisterFactory, hookimpl
-from automl_core.space import UnseenSampler
+from automl_core.space import UnseenSampler, vector_space
 from automl_core.trial import Candidate, Config, Result, Trial
 
 
@@ -27,8 +27,10 @@ class RandomSearch(SearchStrategy):
         self.seen: set[str] = set()
         self.queue: list[Candidate] = []
         self.sampler = UnseenSampler(context.space, 64, self.max_retries)
-        if self.include_default and hasattr(context.space, "default"):
-            self.queue.append(Candidate(context.space.default(), origin="default"))
+        typed = vector_space(context.space)
+        default = typed.default() if self.include_default and typed is not None else None
+        if default is not None:  # a pool has none; a space of only configurations neither
+            self.queue.append(Candidate(default, origin="default"))
         self.queue += [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
 
     def ask(self) -> Candidate | None:

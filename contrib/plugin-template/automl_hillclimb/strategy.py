@@ -7,14 +7,18 @@ import math
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
+from automl_core.space import VectorSpace, require_vector_space
 from automl_core.trial import Candidate, Result, Trial
 
 
 class HillClimbing(SearchStrategy):
-    """Moves one hyper-parameter at a time away from the best configuration seen so far.
+    """Moves one step at a time away from the best configuration seen so far.
 
     With probability ``restart_probability`` (and until a first result is in) it samples at
-    random instead. Spaces without a ``neighbours`` method (pool spaces) are searched at random.
+    random instead. A step is one of the space's ``neighbours``: one hyper-parameter or
+    component changed on a pipeline space, a nearest candidate on a pool. The strategy works
+    on any :class:`~automl_core.space.VectorSpace` and asks nothing else of it, so it needs no
+    code per kind of space.
     """
 
     def __init__(self, restart_probability: float = 0.2) -> None:
@@ -24,28 +28,29 @@ class HillClimbing(SearchStrategy):
 
     def setup(self, context: SearchContext) -> None:
         super().setup(context)
+        # Checked once here, typed from then on: a space without neighbours is refused with
+        # what it lacks, rather than searched differently without a word.
+        self.space: VectorSpace = require_vector_space(context.space, "hillclimb")
         self.rng = np.random.default_rng(context.seed)
         self.best: tuple[float, dict] | None = None
         self.seen: set[str] = set()
 
     def ask(self) -> Candidate | None:
-        space = self.context.space
         best = self.best
-        climb = best is not None and hasattr(space, "neighbours")
-        if best is not None and climb and self.rng.random() >= self.restart_probability:
-            for config in space.neighbours(best[1], self.rng, n=8):
-                if space.key(config) not in self.seen:
+        if best is not None and self.rng.random() >= self.restart_probability:
+            for config in self.space.neighbours(best[1], self.rng, n=8):
+                if self.space.key(config) not in self.seen:
                     return self._propose(config, "neighbour")
-        for config in space.sample(self.rng, 16):
-            if space.key(config) not in self.seen:
+        for config in self.space.sample(self.rng, 16):
+            if self.space.key(config) not in self.seen:
                 return self._propose(config, "random")
         return None
 
     def _propose(self, config: dict, origin: str) -> Candidate:
-        self.seen.add(self.context.space.key(config))
+        self.seen.add(self.space.key(config))
         return Candidate(config, origin=origin)
 
     def tell(self, trial: Trial, result: Result) -> None:
-        self.seen.add(self.context.space.key(trial.config))
+        self.seen.add(self.space.key(trial.config))
         if math.isfinite(result.loss) and (self.best is None or result.loss < self.best[0]):
             self.best = (result.loss, dict(trial.config))

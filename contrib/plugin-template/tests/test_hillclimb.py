@@ -1,26 +1,23 @@
 """The template's own tests: run them with the plugin installed (pip install -e .)."""
 
+import numpy as np
+import pytest
+
 from automl_core.contracts import SearchContext
+from automl_core.space import PoolSpace
 from automl_core.trial import Result, Status, Trial
 from automl_hillclimb.strategy import HillClimbing
 
 
-class LineSpace:
-    """Integers 0..99; neighbours are +-1; loss is the distance to 70."""
-
-    def sample(self, rng, n):
-        return [{"x": int(v)} for v in rng.integers(0, 100, n)]
-
-    def neighbours(self, config, rng, n=4):
-        return [{"x": v} for v in (config["x"] - 1, config["x"] + 1) if 0 <= v < 100]
-
-    def key(self, config):
-        return str(config["x"])
+def line() -> PoolSpace:
+    """Points 0..99 on a line, as a pool: a point's nearest neighbours are +-1; the loss
+    (below) is the distance to 70."""
+    return PoolSpace("line", np.arange(100.0)[:, None])
 
 
 def test_climbs_to_the_optimum():
     strategy = HillClimbing(restart_probability=0.0)
-    strategy.setup(SearchContext(space=LineSpace(), seed=0))
+    strategy.setup(SearchContext(space=line(), seed=0))
     for trial_id in range(200):
         best_before = strategy.best
         candidate = strategy.ask()
@@ -28,9 +25,18 @@ def test_climbs_to_the_optimum():
             break
         if best_before is not None:  # without restarts, every step is next to the best
             assert candidate.origin == "neighbour"
-            assert abs(candidate.config["x"] - best_before[1]["x"]) == 1
-        loss = abs(candidate.config["x"] - 70)
+            assert abs(candidate.config["candidate"] - best_before[1]["candidate"]) == 1
+        loss = abs(candidate.config["candidate"] - 70)
         strategy.tell(Trial(trial_id, candidate.config), Result(Status.OK, float(loss)))
         if loss == 0:
             break
-    assert strategy.best == (0.0, {"x": 70})
+    assert strategy.best == (0.0, {"candidate": 70})
+
+
+def test_a_space_without_the_typed_protocol_is_refused_with_what_it_lacks():
+    class ConfigsOnly:
+        def sample(self, rng, n):
+            return [{"x": int(v)} for v in rng.integers(0, 100, n)]
+
+    with pytest.raises(TypeError, match=r"hillclimb .* lacks columns"):
+        HillClimbing().setup(SearchContext(space=ConfigsOnly(), seed=0))

@@ -35,6 +35,7 @@ from automl_core.space import (
     SearchSpace,
     Stage,
     plain_config,
+    vector_space,
 )
 from automl_core.trial import Config
 
@@ -332,12 +333,17 @@ class PoolVariation(Variation):
 
 
 def variation_for(space: SearchSpace) -> Variation:
-    """The operators for ``space``'s kind (see the module docstring)."""
-    if isinstance(space, PipelineSpace):
-        return PipelineVariation(space)
-    if isinstance(space, PoolSpace):
+    """The operators for ``space``'s kind (see the module docstring): the kind's own
+    structure comes from the space's typed protocol (:func:`~automl_core.space.vector_space`,
+    then ``as_pipeline`` / ``as_pool``)."""
+    typed = vector_space(space)
+    pipeline = typed.as_pipeline() if typed is not None else None
+    if pipeline is not None:
+        return PipelineVariation(pipeline)
+    pool = typed.as_pool() if typed is not None else None
+    if pool is not None:
         try:
-            return PoolVariation(space)
+            return PoolVariation(pool)
         except ValueError as error:  # no distances to work with: children are random
-            log.warning("evolution on pool %r proposes random children: %s", space.name, error)
+            log.warning("evolution on pool %r proposes random children: %s", pool.name, error)
     return Variation()

@@ -28,7 +28,7 @@ import numpy as np
 
 from automl_core.acquisition import expected_improvement, failures_as_worst, random_best
 from automl_core.contracts import SearchContext, SearchSpace, Surrogate
-from automl_core.space import PoolSpace
+from automl_core.space import PoolSpace, VectorSpace, vector_space
 from automl_core.trial import Candidate, Config
 
 #: At most this many pool candidates are scored per model-based sample.
@@ -47,14 +47,19 @@ class NewConfigurations:
         n_candidates: int,
     ) -> None:
         self.space: SearchSpace = context.space
+        #: the space's typed whole, when it has one (columns, neighbours); None for a space
+        #: of configurations only, which is sampled and encoded, nothing more
+        self.vectors: VectorSpace | None = vector_space(context.space)
+        #: on a pool: candidates are drawn from a mask and scored from the encoding table
+        self.pool: PoolSpace | None = self.vectors.as_pool() if self.vectors else None
         self.rng = rng
         self.random_fraction = random_fraction
         self.n_candidates = n_candidates
         self.surrogate: Surrogate | None = None
         if context.surrogate_factory is not None:
             self.surrogate = context.surrogate_factory()
-            if hasattr(self.space, "columns"):
-                self.surrogate.prepare(self.space.columns())
+            if self.vectors is not None:
+                self.surrogate.prepare(self.vectors.columns())
         # The encoded width is read from a random sample, not from ``space.columns()``: the
         # draw is part of every seeded run's random stream (the results in
         # docs/benchmarks.md were made with it), and dropping it would change every proposal.
@@ -66,9 +71,9 @@ class NewConfigurations:
         self.seen: set[str] = set()
         #: on a pool: which candidates are offered and not yet proposed (or told)
         self.unseen: np.ndarray | None = None
-        if isinstance(self.space, PoolSpace):
-            assert self.space.available is not None
-            self.unseen = self.space.available.copy()
+        if self.pool is not None:
+            assert self.pool.available is not None
+            self.unseen = self.pool.available.copy()
         #: the largest budget each proposed configuration was asked at
         self.reached: dict[str, tuple[Config, float]] = {}
         #: per budget: configuration key -> (configuration, loss); failures count as the
@@ -169,18 +174,16 @@ class NewConfigurations:
         """Unseen configurations to score, and their encodings: on a pool, (a sample of) the
         unseen candidates; elsewhere random samples plus neighbours of the three best
         observed."""
-        if self.unseen is not None:
-            assert isinstance(self.space, PoolSpace)
+        if self.pool is not None and self.unseen is not None:
             indices = np.flatnonzero(self.unseen)
             if len(indices) > POOL_SAMPLE:
                 indices = indices[self.rng.choice(len(indices), POOL_SAMPLE, replace=False)]
             pool: list[Config] = [{"candidate": int(index)} for index in indices]
-            return pool, self.space.encodings[indices]
+            return pool, self.pool.encodings[indices]
         configs = list(self.space.sample(self.rng, self.n_candidates))
-        neighbours = getattr(self.space, "neighbours", None)
-        if neighbours is not None:
+        if self.vectors is not None:
             for index in np.argsort(losses)[:3]:
-                configs.extend(neighbours(observed[index], self.rng, 16))
+                configs.extend(self.vectors.neighbours(observed[index], self.rng, 16))
         unseen: dict[str, Config] = {}
         for config in configs:
             key = self.space.key(config)

@@ -25,7 +25,7 @@ import numpy as np
 from ConfigSpace.util import change_hp_value
 
 from automl_core.snapping import PoolSnapper
-from automl_core.space import INACTIVE, PipelineSpace, PoolSpace
+from automl_core.space import INACTIVE, PipelineSpace, PoolSpace, VectorSpace
 from automl_core.trial import Config
 
 #: Stage names that hold the learning algorithm, the root decision when a pool names one.
@@ -429,13 +429,16 @@ class PoolDecisions:
 
 
 def make_decisions(
-    space: Any, order: Sequence[str] | None, neighbours: int | None
+    space: VectorSpace, order: Sequence[str] | None, neighbours: int | None
 ) -> PipelineDecisions | PoolDecisions:
-    """The decisions of ``space``: a pipeline space, or a pool with stage structure."""
-    if isinstance(space, PipelineSpace):
-        return PipelineDecisions(space, order, 4 if neighbours is None else neighbours)
-    if isinstance(space, PoolSpace):
-        return PoolDecisions(space, order, 20 if neighbours is None else neighbours)
+    """The decisions of ``space``: a pipeline space, or a pool with stage structure (each
+    needs its own kind's structure, which the space hands over typed)."""
+    pipeline = space.as_pipeline()
+    if pipeline is not None:
+        return PipelineDecisions(pipeline, order, 4 if neighbours is None else neighbours)
+    pool = space.as_pool()
+    if pool is not None:
+        return PoolDecisions(pool, order, 20 if neighbours is None else neighbours)
     raise TypeError(
         f"mcts searches a pipeline space or a pool with stage structure, not a "
         f"{type(space).__name__}"

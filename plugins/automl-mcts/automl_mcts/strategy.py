@@ -40,6 +40,7 @@ from automl_core.acquisition import (
     failures_as_worst,
 )
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
+from automl_core.space import require_vector_space
 from automl_core.trial import Candidate, Result, Trial
 from automl_mcts.decisions import Decisions, Structure, make_decisions
 from automl_mcts.tree import Node, puct, softmax, widening_limit
@@ -122,9 +123,10 @@ class MCTS(SearchStrategy):
                 "search: {strategy: mcts, surrogate: rf}"
             )
         self.rng = np.random.default_rng(context.seed)
-        self.decisions: Decisions = make_decisions(context.space, self.order, self.n_neighbours)
+        space = require_vector_space(context.space, "mcts")
+        self.decisions: Decisions = make_decisions(space, self.order, self.n_neighbours)
         self.surrogate: Surrogate = context.surrogate_factory()
-        self.surrogate.prepare(context.space.columns())
+        self.surrogate.prepare(space.columns())
         self.tree: dict[Structure, Node] = {(): Node()}
         self._options: dict[Structure, list[int]] = {}
         #: every result: (item, structure, loss), in the order told

@@ -47,7 +47,7 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 from automl_core.contracts import MetaData
 from automl_core.errors import AutoMLError, DatasetError
 from automl_core.metastore import MetaDataSource
-from automl_core.space import PipelineSpace, config_key
+from automl_core.space import PipelineSpace, config_key, pipeline_space
 from automl_metadata.oboe import Oboe
 
 #: The space the configurations belong to (registered by the ``automl-sklearn`` plugin).
@@ -331,9 +331,10 @@ def load_space() -> PipelineSpace:
             f"translating Oboe's models needs the space {SPACE!r} of the automl-sklearn "
             f"plugin: {error}"
         ) from error
-    if not isinstance(space, PipelineSpace):
+    pipeline = pipeline_space(space)
+    if pipeline is None:
         raise DatasetError(f"{SPACE!r} is a {type(space).__name__}, not a pipeline space")
-    return space
+    return pipeline
 
 
 class OboeAutoSklearn(MetaDataSource):

@@ -13,11 +13,11 @@ are re-exported here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from automl_core.acquisition import Score, best_first, rank_pool
+from automl_core.space import VectorSpace
 
 __all__ = ["LocalSearch", "Ranked", "Score", "best_first", "rank_pool"]
 
@@ -66,7 +66,7 @@ class LocalSearch:
         self.refresh = min(refresh, n_random)
         self.reservoir: np.ndarray | None = None
 
-    def random_rows(self, space: Any, rng: np.random.Generator) -> np.ndarray:
+    def random_rows(self, space: VectorSpace, rng: np.random.Generator) -> np.ndarray:
         """The reservoir of random candidates, with ``refresh`` rows replaced."""
         if self.reservoir is None or len(self.reservoir) < self.n_random:
             self.reservoir = space.sample_vectors(rng, self.n_random)
@@ -76,7 +76,7 @@ class LocalSearch:
         return self.reservoir
 
     def rank(
-        self, space: Any, score: Score, starts: np.ndarray, rng: np.random.Generator
+        self, space: VectorSpace, score: Score, starts: np.ndarray, rng: np.random.Generator
     ) -> Ranked:
         random_rows = self.random_rows(space, rng).copy()
         random_scores = score(random_rows)

@@ -9,6 +9,7 @@ search from trusting a wrong model forever (SMAC's interleaved random design).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -20,13 +21,11 @@ from automl_core.acquisition import (
     rank_pool,
 )
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
-from automl_core.space import PoolSpace
+from automl_core.space import PoolSpace, VectorSpace, require_vector_space
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import LocalSearch
 
-#: What a non-pool space must offer: the acquisition optimiser works on encoded rows.
-VECTOR_API = ("columns", "sample_vectors", "neighbour_vectors", "decode", "encode")
 #: Random configurations are drawn in batches of this size, at most this many batches.
 RANDOM_BATCH, RANDOM_BATCHES = 16, 50
 
@@ -80,14 +79,10 @@ class SMBO(SearchStrategy):
                 "smbo needs a surrogate: name one in the recipe, e.g. "
                 "search: {strategy: smbo, surrogate: rf}"
             )
-        self.space = context.space
-        self.is_pool = isinstance(context.space, PoolSpace)
-        missing = [m for m in VECTOR_API if not hasattr(self.space, m)]
-        if not self.is_pool and missing:
-            raise TypeError(
-                f"smbo searches a pool or a space of encoded rows; {type(self.space).__name__} "
-                f"lacks {', '.join(missing)} (see automl_core.space.PipelineSpace)"
-            )
+        #: the acquisition optimiser works on encoded rows
+        self.space: VectorSpace = require_vector_space(context.space, "smbo")
+        #: a pool is scored whole; any other space by local search over encoded rows
+        self.pool: PoolSpace | None = self.space.as_pool()
         self.rng = np.random.default_rng(context.seed)
         self.surrogate: Surrogate = context.surrogate_factory()
         self.surrogate.prepare(self.space.columns())
@@ -101,8 +96,9 @@ class SMBO(SearchStrategy):
     def _initial_queue(self, context: SearchContext) -> list[Candidate]:
         queue = []
         queue += [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
-        if not self.is_pool and hasattr(self.space, "default"):
-            queue.append(Candidate(self.space.default(), origin="default"))
+        default = self.space.default()  # None on a pool
+        if default is not None:
+            queue.append(Candidate(default, origin="default"))
         missing = self.initial_design - len(queue)
         if missing > 0:
             queue += [Candidate(c, origin="initial") for c in self.space.sample(self.rng, missing)]
@@ -121,7 +117,8 @@ class SMBO(SearchStrategy):
     def _random(self) -> Candidate | None:
         """A random configuration not proposed before (None when none is left to find)."""
         for _ in range(RANDOM_BATCHES):
-            if self.is_pool:
+            batch: Iterable[tuple[Config, np.ndarray | None]]
+            if self.pool is not None:
                 configs = self.space.sample(self.rng, RANDOM_BATCH)
                 batch = [(config, None) for config in configs]
             else:  # decode lazily: turning a row into a configuration is the costly part
@@ -138,9 +135,9 @@ class SMBO(SearchStrategy):
 
     def _model_based(self) -> Candidate | None:
         score = self._fit_and_score()
-        if self.is_pool:
+        if self.pool is not None:
             proposed = [int(config["candidate"]) for config in self.seen.values()]
-            indices, _ = rank_pool(self.space, score, proposed, self.rng)
+            indices, _ = rank_pool(self.pool, score, proposed, self.rng)
             if not indices.size:
                 return None
             config = {"candidate": int(indices[0])}
