@@ -37,7 +37,7 @@ from automl_core.runner import (
 )
 
 #: The commands of the core itself; any other is a plugin's (``register_commands``).
-CORE_COMMANDS = ("run", "resume", "validate", "plugins", "show", "predict", "data")
+CORE_COMMANDS = ("run", "resume", "validate", "plugins", "show", "predict")
 #: Commands that come with a distribution of their own, named when it is not installed.
 PROVIDED_BY = {"ablate": "automl-bench", "compare": "automl-bench"}
 
@@ -123,15 +123,16 @@ def build_parser(loaded: Plugins | None = None) -> argparse.ArgumentParser:
     )
     predict.set_defaults(handler=cmd_predict)
 
-    add_data_command(commands)
+    groups = {"data": add_data_command(commands)}
     if loaded is not None:
-        add_plugin_commands(commands, loaded)
+        add_plugin_commands(commands, loaded, groups)
     return parser
 
 
-def add_plugin_commands(commands: Any, plugins: Plugins) -> None:
-    """Add the sub-commands plugins register (``register_commands``). A plugin that raises
-    there, or claims a command that exists, is skipped with a warning naming it."""
+def add_plugin_commands(commands: Any, plugins: Plugins, groups: Mapping[str, Any]) -> None:
+    """Add the sub-commands plugins register (``register_commands``): ``"name"`` for
+    ``automl name``, ``"data name"`` for an action of a command group (``groups``). A plugin
+    that raises there, or claims a command that exists, is skipped with a warning naming it."""
     for impl in plugins.manager.hook.register_commands.get_hookimpls():
 
         def register(
@@ -141,9 +142,13 @@ def add_plugin_commands(commands: Any, plugins: Plugins) -> None:
             help: str = "",
             plugin: str = impl.plugin_name,
         ) -> None:
-            if name in _registered(commands):
+            group, _, leaf = name.rpartition(" ")
+            target = groups.get(group) if group else commands
+            if target is None:
+                raise AutoMLError(f"no command group {group!r} (groups: {', '.join(groups)})")
+            if leaf in _registered(target):
                 raise AutoMLError(f"the command {name!r} exists already")
-            parser = commands.add_parser(name, help=help)
+            parser = target.add_parser(leaf, help=help, description=help)
             configure(parser)
             parser.set_defaults(handler=handler)
 

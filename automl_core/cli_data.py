@@ -1,8 +1,5 @@
-"""``automl data``: list, fetch and describe meta-data sources, and run the data commands
-plugins register (e.g. ``automl data import-openml DIR``).
-
-Sub-commands are dispatched by name: the built-in ones parse their own arguments here, a
-plugin's command receives the rest of the command line as a list of strings.
+"""``automl data``: list, fetch and describe meta-data sources. Plugins add actions to the
+group with ``register_commands`` and a two-word name (``"data import-openml"``).
 """
 
 from __future__ import annotations
@@ -27,53 +24,36 @@ BUILTIN = {
 }
 
 
-def add_data_command(commands: Any) -> None:
-    """Add ``automl data ACTION ...`` to the CLI's sub-commands."""
-    data = commands.add_parser(
-        "data",
-        help="meta-data sources and data commands",
-        description="Actions: "
-        + "; ".join(f"{name}: {text}" for name, text in BUILTIN.items())
-        + ". Plugins add more (see `automl plugins --kind data_command`).",
+def add_data_command(commands: Any) -> Any:
+    """Add the ``automl data ACTION ...`` group; returns its sub-commands, to which plugins'
+    ``data`` actions are added."""
+    data = commands.add_parser("data", help="meta-data sources and data commands")
+    actions = data.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help=BUILTIN["list"], description=BUILTIN["list"])
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=lambda args: data_list(load_plugins(), args))
+    for action in ("fetch", "show"):
+        parser = actions.add_parser(action, help=BUILTIN[action], description=BUILTIN[action])
+        _add_source_arguments(parser)
+        parser.set_defaults(handler=_fetch_or_show)
+    return actions
+
+
+def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="a meta-data source (see `automl data list`)")
+    parser.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter of the source, e.g. -p folder=acc_binary.classification_dense",
     )
-    data.add_argument("action", help="list, fetch, show, or a plugin's data command")
-    data.add_argument("rest", nargs=argparse.REMAINDER, help="the action's arguments")
-    data.set_defaults(handler=cmd_data)
 
 
-def cmd_data(args: argparse.Namespace) -> int:
-    plugins = load_plugins()
-    if args.action == "list":
-        return data_list(plugins, _parser("list", json_flag=True).parse_args(args.rest))
-    if args.action in ("fetch", "show"):
-        options = _parser(args.action, name=True).parse_args(args.rest)
-        source = _create_source(plugins, options.name, _params(options.param))
-        return data_fetch(source, options.name) if args.action == "fetch" else data_show(source)
-    try:
-        command = plugins.get("data_command", args.action).obj
-    except UnknownComponentError as error:
-        known = [*BUILTIN, *error.known]
-        raise AutoMLError(
-            f"unknown data action {args.action!r}; available: {', '.join(known)}"
-        ) from None
-    return int(command(list(args.rest)))
-
-
-def _parser(action: str, *, name: bool = False, json_flag: bool = False) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"automl data {action}", description=BUILTIN[action])
-    if name:
-        parser.add_argument("name", help="a meta-data source (see `automl data list`)")
-        parser.add_argument(
-            "-p",
-            "--param",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="a parameter of the source, e.g. -p folder=acc_binary.classification_dense",
-        )
-    if json_flag:
-        parser.add_argument("--json", action="store_true", help="machine-readable output")
-    return parser
+def _fetch_or_show(args: argparse.Namespace) -> int:
+    source = _create_source(load_plugins(), args.name, _params(args.param))
+    return data_fetch(source, args.name) if args.action == "fetch" else data_show(source)
 
 
 def _params(pairs: Sequence[str]) -> dict[str, str]:

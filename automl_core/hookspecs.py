@@ -126,7 +126,8 @@ def add_hookspecs(add: AddHookspecs) -> None:
 @hookspec
 def register_commands(register: RegisterCommand) -> None:
     """Register ``automl`` sub-commands (simonw/llm's pattern): automl-bench adds ``ablate``
-    and ``compare``."""
+    and ``compare``; a two-word name adds an action to a group (automl-openml's
+    ``"data import-openml"``)."""
 
 
 # --- registration hooks --------------------------------------------------------------------
@@ -185,13 +186,6 @@ def register_metadata(register: RegisterFactory[MetaDataSource]) -> None:
 def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register dataset sources: ``register("keel", load)`` where ``load(reference, **options)``
     returns a :class:`~automl_core.dataset.Dataset` for the recipe value ``keel:<reference>``."""
-
-
-@registration("data_command")
-def register_data_commands(register: RegisterFactory[int]) -> None:
-    """Register sub-commands of ``automl data``: ``register("import-openml", command)`` where
-    ``command(argv: list[str]) -> int`` parses its own arguments (they follow the name on the
-    command line) and returns the exit status. It may raise ``AutoMLError`` for user errors."""
 
 
 @registration("space")

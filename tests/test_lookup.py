@@ -378,10 +378,10 @@ def test_data_list_and_show_a_users_folder(trees_folder, capsys):
 
 
 def test_data_errors_are_user_errors(tmp_path, capsys):
-    assert main(["data", "frobnicate"]) == 2
-    assert "unknown data action 'frobnicate'; available: list, fetch, show" in (
-        capsys.readouterr().err
-    )
+    with pytest.raises(SystemExit) as exited:  # argparse, as for any unknown command
+        main(["data", "frobnicate"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'frobnicate' (choose from" in capsys.readouterr().err
     assert main(["data", "show", "nope"]) == 2
     assert "no meta-data source 'nope'" in capsys.readouterr().err
     assert main(["data", "show", "folder", "-p", f"path={tmp_path}"]) == 2

@@ -95,22 +95,22 @@ class ImportResult:
 # --- the command -----------------------------------------------------------------------------
 
 
-def import_openml_command(argv: list[str]) -> int:
-    """``automl data import-openml DIR [DIR ...]``: import, print what was imported."""
-    parser = argparse.ArgumentParser(
-        prog="automl data import-openml",
-        description=(
-            "Import OpenML API responses saved on disk into the local OpenML cache, so that "
-            "openml:<id> loads without network. DIR is a folder of responses for one dataset "
-            "(such as scikit-learn's sklearn/datasets/tests/data/openml/id_61) or a folder of "
-            "such folders."
-        ),
+IMPORT_HELP = "import saved OpenML API responses (scikit-learn's test-data layout) into the cache"
+
+
+def configure_import(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``automl data import-openml``."""
+    parser.description = (
+        "Import OpenML API responses saved on disk into the local OpenML cache, so that "
+        "openml:<id> loads without network. DIR is a folder of responses for one dataset "
+        "(such as scikit-learn's sklearn/datasets/tests/data/openml/id_61) or a folder of "
+        "such folders."
     )
     parser.add_argument("dirs", nargs="+", metavar="DIR", type=Path)
-    try:
-        arguments = parser.parse_args(argv)
-    except SystemExit as exit_:  # -h or a usage error: argparse has printed why
-        return int(exit_.code or 0)
+
+
+def run_import(arguments: argparse.Namespace) -> int:
+    """``automl data import-openml DIR [DIR ...]``: import, print what was imported."""
     result = import_openml(arguments.dirs)
     for item in result.imported:
         print(describe(item))
@@ -122,6 +122,17 @@ def import_openml_command(argv: list[str]) -> int:
         + "; load them as openml:<id>."
     )
     return 1 if result.skipped else 0
+
+
+def import_openml_command(argv: list[str]) -> int:
+    """The command on its own, for scripts: ``import_openml_command(["DIR", ...])``."""
+    parser = argparse.ArgumentParser(prog="automl data import-openml")
+    configure_import(parser)
+    try:
+        arguments = parser.parse_args(argv)
+    except SystemExit as exit_:  # -h or a usage error: argparse has printed why
+        return int(exit_.code or 0)
+    return run_import(arguments)
 
 
 def describe(item: Imported) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from automl_core import hookimpl
 from automl_core.dataset import Dataset
-from automl_core.hookspecs import RegisterFactory
-from automl_openml.importer import import_openml_command
+from automl_core.hookspecs import RegisterCommand, RegisterFactory
+from automl_openml.importer import IMPORT_HELP, configure_import, run_import
 from automl_openml.sources import load_openml, load_openml_task
 
 
@@ -30,10 +30,6 @@ def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
 
 
 @hookimpl
-def register_data_commands(register: RegisterFactory[int]) -> None:
+def register_commands(register: RegisterCommand) -> None:
     """Register ``automl data import-openml DIR``."""
-    register(
-        "import-openml",
-        import_openml_command,
-        "import saved OpenML API responses (scikit-learn's test-data layout) into the cache",
-    )
+    register("data import-openml", configure_import, run_import, help=IMPORT_HELP)

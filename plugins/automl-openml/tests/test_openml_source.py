@@ -21,11 +21,12 @@ from openml_testdata import (
     quality,
 )
 
+from automl_core.cli import build_parser
 from automl_core.dataset import infer_task
 from automl_core.errors import DatasetError
 from automl_core.sources import load_dataset
 from automl_openml.cache import openml_configured
-from automl_openml.importer import import_openml_command
+from automl_openml.importer import import_openml_command, run_import
 from automl_openml.sources import load_openml
 
 
@@ -86,8 +87,8 @@ def test_numeric_target_is_regression_as_on_openml(cache, network):
 
 def test_loads_through_the_core_with_the_plugin_registered(cache, plugins, network):
     assert {"openml", "openml-task"} <= set(plugins.registry.names("dataset_source"))
-    command = plugins.get("data_command", "import-openml")
-    assert command.obj is import_openml_command
+    parsed = build_parser(plugins).parse_args(["data", "import-openml", "some-dir"])
+    assert parsed.handler is run_import and [str(d) for d in parsed.dirs] == ["some-dir"]
     data = load_dataset(plugins, "openml:61")
     assert (data.name, data.n_rows, data.n_features) == ("openml:61", 150, 4)
     regression = load_dataset(plugins, "openml:62", target="legs", task="regression")
