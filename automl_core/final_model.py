@@ -23,19 +23,25 @@ what is saved. Three rules keep the final model from being worse than the best t
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from automl_core.contracts import Ensembler
+from automl_core.errors import AutoMLError
 from automl_core.history import StoredTrial
 from automl_core.metrics import Metric
 
-Loss = Callable[[np.ndarray, np.ndarray], float]
 #: At most this many selections when members are too slow to refit: each costs a full run of
 #: the ensembler (seconds on large validation sets), and the time is the refit's.
 MAX_SELECTIONS = 3
+
+
+class EnsemblerError(AutoMLError):
+    """The ensembler plugin raised, or returned weights that are not weights; the message
+    holds its traceback."""
 
 
 @dataclass(eq=False)
@@ -60,8 +66,9 @@ class FinalChoice:
     reason: str = "the best trial"
     #: Trials left out of the ensembler's pool: no better than a constant predictor.
     no_better_than_constant: list[int] = field(default_factory=list)
-    #: Trials an earlier selection chose but that could not be refitted before the deadline:
-    #: the selection ran again without them.
+    #: Trials that could not be refitted before the deadline: left out of the pool because
+    #: their refit alone would outlast the time left, or chosen by an earlier selection that
+    #: then ran again without them.
     too_slow_to_refit: list[int] = field(default_factory=list)
 
     @property
@@ -82,15 +89,16 @@ class FinalChoice:
 
 def constant_loss(metric: Metric, y: np.ndarray, predictions: np.ndarray) -> float:
     """The loss of the best-known constant predictor on ``y``: the class frequencies (a
-    probability row; its argmax is the majority class) for classification, the mean for
-    regression. ``predictions`` gives the shape the metric expects."""
+    probability row; its argmax is the majority class) for classification; for regression
+    the better of the mean and the median (the median is the best constant under absolute
+    errors, the mean under squared ones). ``predictions`` gives the shape the metric
+    expects."""
     y = np.asarray(y)
     if predictions.ndim == 2:
         frequencies = np.bincount(y.astype(int), minlength=predictions.shape[1]) / len(y)
-        constant = np.tile(frequencies, (len(y), 1))
-    else:
-        constant = np.full(len(y), float(np.mean(y)))
-    return float(metric.loss(y, constant))
+        return float(metric.loss(y, np.tile(frequencies, (len(y), 1))))
+    centres = (float(np.mean(y)), float(np.median(y)))
+    return min(float(metric.loss(y, np.full(len(y), centre))) for centre in centres)
 
 
 def blend(predictions: Sequence[np.ndarray], weights: np.ndarray) -> np.ndarray:
@@ -107,6 +115,7 @@ def choose_final_model(
     y: np.ndarray,
     metric: Metric,
     too_slow: Callable[[list[StoredTrial], np.ndarray], list[StoredTrial]] | None = None,
+    left_out_for_time: Sequence[int] = (),
 ) -> FinalChoice:
     """The final model's members and weights.
 
@@ -114,7 +123,11 @@ def choose_final_model(
     first is the best trial, the fallback. Without an ``ensembler`` it is the final model.
     ``too_slow(members, weights)`` names the members of a chosen ensemble that could not be
     refitted before the deadline: they leave the pool and the selection runs again over the
-    rest, until every member fits or fewer than two are left.
+    rest, until every member fits or fewer than two are left. ``left_out_for_time`` are the
+    ids of trials the caller kept out of ``scored`` because their refit alone would outlast
+    the time left: recorded, and named in the reason.
+
+    Raises :class:`EnsemblerError` when the ensembler raises or returns no weights.
     """
     if not scored:
         return FinalChoice([], np.ones(0), reason="no finished trial")
@@ -126,7 +139,10 @@ def choose_final_model(
     floor = constant_loss(metric, y, np.asarray(best.predictions))
     pool = [s for s in scored if metric.loss(y, np.asarray(s.predictions, float)) < floor]
     single.no_better_than_constant = [s.trial.trial.id for s in scored if s not in pool]
-    single.reason = "the best trial: fewer than two trials beat a constant predictor"
+    single.too_slow_to_refit = list(left_out_for_time)
+    single.reason = "the best trial: fewer than two trials beat a constant predictor" + (
+        " and could be refitted in the time left" if left_out_for_time else ""
+    )
     for _ in range(MAX_SELECTIONS):
         if len(pool) < 2:
             break
@@ -152,11 +168,16 @@ def _select(
     """The ensembler's blend over ``pool``, re-scored on the validation rows: its members
     (positive weights) if it beats ``best_loss``, else no member."""
     predictions = [np.asarray(s.predictions, dtype=float) for s in pool]
-    weights = np.asarray(ensembler.fit(predictions, y, metric.loss), dtype=float)
-    if weights.shape != (len(pool),) or not np.all(weights >= 0) or not weights.sum() > 0:
-        raise ValueError(
-            f"the ensembler returned weights {weights.tolist()} for {len(pool)} models: "
-            "expected one finite, non-negative weight each, with a positive sum"
+    try:
+        weights = np.asarray(ensembler.fit(predictions, y, metric.loss), dtype=float)
+    except Exception as error:
+        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        raise EnsemblerError(f"{type(error).__name__}: {error}\n{trace}") from error
+    valid = weights.shape == (len(pool),) and np.all(np.isfinite(weights))
+    if not (valid and np.all(weights >= 0) and weights.sum() > 0):
+        raise EnsemblerError(
+            f"it returned weights {weights.tolist()} for {len(pool)} models: expected one "
+            "finite, non-negative weight each, with a positive sum"
         )
     weights = weights / weights.sum()
     keep = weights > 0
@@ -168,8 +189,11 @@ def _select(
             f"trial's {best_loss:.6g}"
         )
         return FinalChoice([m.trial for m in members], weights[keep], loss, best_loss, reason)
-    reason = (
-        f"the best trial: the ensemble's validation loss {loss:.6g} is not below the best "
-        f"trial's {best_loss:.6g}"
-    )
+    if len(members) == 1:
+        reason = "the best trial: the ensembler chose a single model"
+    else:
+        reason = (
+            f"the best trial: the ensemble's validation loss {loss:.6g} is not below the "
+            f"best trial's {best_loss:.6g}"
+        )
     return FinalChoice([], np.ones(0), loss, best_loss, reason)

@@ -42,8 +42,8 @@ from automl_core.contracts import (
 from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError, PluginError, RecipeError
 from automl_core.evaluator import PipelineEvaluator, Resampling, score_all
-from automl_core.final_model import FinalChoice, Scored, choose_final_model
-from automl_core.history import RunHistory, StoredTrial
+from automl_core.final_model import EnsemblerError, FinalChoice, Scored, choose_final_model
+from automl_core.history import RunHistory, StoredTrial, rank_key
 from automl_core.metastore import metadata_resolver
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
 from automl_core.model import TrainedModel
@@ -125,8 +125,9 @@ class RunSummary:
     #: Seconds spent refitting the final model on all training rows.
     refit_seconds: float | None = None
     #: Ensemble members left out of the final model because their refit would have crossed
-    #: the run's deadline: ``{"trial", "weight" (before renormalising), "estimated_seconds"}``.
-    #: ``ensemble`` then holds the weights of the choice made again over the members kept.
+    #: the run's deadline: ``{"trial", "weight" (in the choice first made),
+    #: "estimated_seconds"}``. ``ensemble`` then holds the weights of the choice made again
+    #: over the members refitted (never the first weights renormalised).
     dropped_members: list[dict[str, Any]] = field(default_factory=list)
     #: How the final model was chosen (:meth:`automl_core.final_model.FinalChoice.record`):
     #: ensemble or single best, both validation losses, and why.
@@ -770,6 +771,14 @@ class Refitted:
         return list(self.estimators)
 
 
+def refit_order(weights: np.ndarray, first: int | None = None) -> list[int]:
+    """The order refits go in under a deadline: ``first`` (the best trial, the fallback a
+    run must always be able to save), then the others by decreasing weight, so the time goes
+    to the members that matter most."""
+    by_weight = [int(i) for i in np.argsort(-np.asarray(weights, dtype=float), kind="stable")]
+    return by_weight if first is None else [first, *(i for i in by_weight if i != first)]
+
+
 def refit_members(
     data: DataTask,
     configs: list[dict[str, Any]],
@@ -777,22 +786,19 @@ def refit_members(
     seed: int,
     deadline: float | None = None,
     estimates: list[float] | None = None,
+    first: int | None = None,
 ) -> Refitted:
     """Refit the members on all training rows, within ``deadline`` when one is given.
 
-    With a deadline (a ``time.monotonic()`` value) the members are refitted in decreasing
-    weight, so the time goes to the members that matter most; a member whose ``estimates``
-    (seconds, see :func:`refit_estimate`) would take it past the deadline is left out. The
-    heaviest member is always refitted: a run must leave a model. Without a deadline every
-    member is refitted, in the order given. What the kept members weigh is the caller's
-    choice (:func:`finalise` selects the ensemble again over them).
+    With a deadline (a ``time.monotonic()`` value) the members are refitted in
+    :func:`refit_order`; a member whose ``estimates`` (seconds, see :func:`refit_estimate`)
+    would take it past the deadline is left out. The first in that order is always refitted:
+    a run must leave a model. Without a deadline every member is refitted, in the order
+    given. What the kept members weigh is the caller's choice (:func:`finalise` selects the
+    ensemble again over them).
     """
-    weights = np.asarray(weights, dtype=float)
     started = time.monotonic()
-    if deadline is None:
-        order = list(range(len(configs)))
-    else:
-        order = [int(i) for i in np.argsort(-weights, kind="stable")]
+    order = list(range(len(configs))) if deadline is None else refit_order(weights, first)
     guesses = estimates if estimates is not None else [0.0] * len(configs)
     context = BuildContext(task=data.train.task, seed=seed)
     estimators: dict[int, Any] = {}
@@ -807,15 +813,15 @@ def refit_members(
 
 
 def too_slow_to_refit(
-    estimates: list[float], weights: np.ndarray, seconds_left: float
+    estimates: list[float], weights: np.ndarray, seconds_left: float, first: int | None = None
 ) -> list[int]:
     """The positions :func:`refit_members` would leave out if every refit took its estimate:
-    refits go in decreasing weight, the heaviest always, each later one only if it ends
-    within ``seconds_left``."""
+    the same :func:`refit_order`, the first always, each later one only if it ends within
+    ``seconds_left``."""
     spent, late = 0.0, []
-    for rank, position in enumerate(np.argsort(-np.asarray(weights), kind="stable")):
+    for rank, position in enumerate(refit_order(weights, first)):
         if rank and spent + estimates[position] > seconds_left:
-            late.append(int(position))
+            late.append(position)
         else:
             spent += estimates[position]
     return late
@@ -875,9 +881,11 @@ class FinalModelChooser:
     def _among(self, trials: list[StoredTrial], deadline: float | None) -> FinalChoice:
         assert self.setup.data is not None and self.ensembler is not None
         data = self.setup.data
+        slow: list[int] = []
         if deadline is not None:  # a member that alone outlasts the time left never fits
             left = max(deadline - time.monotonic(), 0.0)
-            trials = trials[:1] + [t for t in trials[1:] if refit_estimate(t, data) <= left]
+            slow = [t.trial.id for t in trials[1:] if refit_estimate(t, data) > left]
+            trials = [t for t in trials if t.trial.id not in slow]
         scored = [
             Scored(t, p) for t in trials if (p := self.history.predictions(t.trial.id)) is not None
         ]
@@ -889,7 +897,8 @@ class FinalModelChooser:
         def too_slow(members: list[StoredTrial], weights: np.ndarray) -> list[StoredTrial]:
             assert deadline is not None
             estimates = [refit_estimate(t, data) for t in members]
-            late = too_slow_to_refit(estimates, weights, deadline - time.monotonic())
+            first = next((i for i, t in enumerate(members) if t is trials[0]), None)
+            late = too_slow_to_refit(estimates, weights, deadline - time.monotonic(), first)
             return [members[i] for i in late]
 
         try:
@@ -899,12 +908,17 @@ class FinalModelChooser:
                 data.evaluator.validation_targets,
                 data.metric,
                 too_slow if deadline is not None else None,
+                left_out_for_time=slow,
             )
-        except Exception as error:  # a plugin's bug must not cost the run its model
+        except EnsemblerError as error:  # a plugin's bug must not cost the run its model
             name = self.setup.recipe.ensemble.name if self.setup.recipe.ensemble else "?"
-            message = f"ensembler {name!r} raised {type(error).__name__}: {error}"
-            warnings.warn(f"{message}; the best trial is the final model", stacklevel=3)
-            return FinalChoice(trials[:1], np.ones(1), reason=f"the best trial: {message}")
+            headline = str(error).splitlines()[0]
+            warnings.warn(
+                f"ensembler {name!r} failed; the best trial is the final model: {error}",
+                stacklevel=3,
+            )
+            reason = f"the best trial: ensembler {name!r} failed: {headline}"
+            return FinalChoice(trials[:1], np.ones(1), reason=reason)
 
 
 def finalise(
@@ -962,18 +976,31 @@ def _save_model(
     summary: RunSummary,
     deadline: float | None = None,
 ) -> None:
-    """Refit the final model on all training rows (within ``deadline``; when a member could
-    not be refitted in time, the choice is made again over those that were), score it on the
-    test rows, save it."""
-    estimates = [refit_estimate(t, data) for t in choice.members]
-    configs = [dict(t.trial.config) for t in choice.members]
-    refitted = refit_members(data, configs, choice.weights, recipe.seed, deadline, estimates)
+    """Refit the final model on all training rows, score it on the test rows, save it.
+
+    Under a ``deadline`` the best trial is refitted first, whether it is a member or not: it
+    is the model saved when the deadline leaves too little time for the chosen one. When a
+    member could not be refitted in time, the choice is made again over those that were
+    (with time left; once the deadline has passed, the best trial alone)."""
+    best = chooser.history.best(1)[0]
+    plan, weights = list(choice.members), np.asarray(choice.weights, dtype=float)
+    if deadline is not None and all(t.trial.id != best.trial.id for t in plan):
+        plan, weights = [best, *plan], np.concatenate([[0.0], weights])
+    first = next(i for i, t in enumerate(plan) if t.trial.id == best.trial.id) if deadline else None
+    estimates = [refit_estimate(t, data) for t in plan]
+    configs = [dict(t.trial.config) for t in plan]
+    refitted = refit_members(data, configs, weights, recipe.seed, deadline, estimates, first)
     summary.refit_seconds = refitted.seconds
-    by_trial = {choice.members[i].trial.id: e for i, e in refitted.estimators.items()}
+    by_trial = {plan[i].trial.id: e for i, e in refitted.estimators.items()}
     final = choice
     if refitted.dropped:
-        final = chooser.among([choice.members[i] for i in sorted(refitted.kept)])
-        _record_dropped(summary, choice, estimates, refitted, final)
+        if deadline is not None and time.monotonic() >= deadline:
+            final = FinalChoice(
+                [best], np.ones(1), reason="the best trial: the refit ran out of time"
+            )
+        else:
+            final = chooser.among(sorted((plan[i] for i in refitted.kept), key=rank_key))
+        _record_dropped(summary, plan, weights, estimates, refitted, final)
     model = TrainedModel(
         data.train.task,
         [by_trial[t.trial.id] for t in final.members],
@@ -1003,7 +1030,8 @@ def _save_model(
 
 def _record_dropped(
     summary: RunSummary,
-    choice: FinalChoice,
+    plan: list[StoredTrial],
+    weights: np.ndarray,
     estimates: list[float],
     refitted: Refitted,
     final: FinalChoice,
@@ -1012,8 +1040,8 @@ def _record_dropped(
     ensemble's weights become those of the model actually saved."""
     summary.dropped_members = [
         {
-            "trial": choice.members[i].trial.id,
-            "weight": float(choice.weights[i]),
+            "trial": plan[i].trial.id,
+            "weight": float(weights[i]),
             "estimated_seconds": round(estimates[i], 3),
         }
         for i in refitted.dropped
@@ -1025,8 +1053,8 @@ def _record_dropped(
     )
     warnings.warn(
         f"the deadline left no time to refit {len(refitted.dropped)} of the "
-        f"{len(choice.members)} ensemble members: {left_out}; the final model was chosen "
-        f"again among the {len(refitted.kept)} refitted: {final.reason}",
+        f"{len(plan)} planned refits: {left_out}; the final model was chosen again among "
+        f"the {len(refitted.kept)} refitted: {final.reason}",
         stacklevel=4,
     )
 

@@ -12,7 +12,13 @@ from toy_plugin import DoublesPlugin, ToyPlugin, toy_recipe
 
 from automl_core import hookimpl
 from automl_core.contracts import Ensembler
-from automl_core.final_model import Scored, blend, choose_final_model, constant_loss
+from automl_core.final_model import (
+    EnsemblerError,
+    Scored,
+    blend,
+    choose_final_model,
+    constant_loss,
+)
 from automl_core.history import StoredTrial
 from automl_core.metrics import get_metric
 from automl_core.plugins import load_plugins
@@ -41,6 +47,11 @@ class Fixed(Ensembler):
 class Broken(Ensembler):
     def fit(self, predictions: Any, y: np.ndarray, loss: Any) -> np.ndarray:
         return np.array([0.5])  # one weight, whatever the pool
+
+
+class Raising(Ensembler):
+    def fit(self, predictions: Any, y: np.ndarray, loss: Any) -> np.ndarray:
+        raise RuntimeError("out of memory in the blend")
 
 
 def imbalanced_case(seed: int = 0) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -85,11 +96,13 @@ def test_a_member_no_better_than_a_constant_predictor_is_never_offered():
 def test_a_blend_worse_than_the_best_trial_gives_way_to_it():
     y, models = imbalanced_case()
     good, _, near_constant = models
-    # good alone, and a blend dominated by a model worse than a constant (here offered: the
-    # test calls the blend check directly with the bad model among the best)
+    # the near-constant model never reaches the ensembler; the two offered are the good one
+    # and its copy, whose blend only ties the best trial: a tie is not strictly below
     choice = choose_final_model(scored([good, near_constant, good]), Fixed([0.1, 0.9]), y,
                                 BALANCED_ACCURACY)  # fmt: skip
+    assert choice.no_better_than_constant == [1]
     assert ids(choice) == [0] and list(choice.weights) == [1.0]
+    assert "is not below the best trial's" in choice.reason
     assert choice.validation_loss == choice.single_best_loss == BALANCED_ACCURACY.loss(y, good)
 
 
@@ -128,17 +141,25 @@ def test_members_too_slow_to_refit_leave_the_pool_and_the_selection_runs_again()
 
 
 def test_when_nothing_but_the_best_fits_in_time_the_best_trial_is_chosen():
-    y, models = imbalanced_case()
-    good, second, _ = models
+    y, rows = np.array([0, 1] * 5), np.arange(10)
+    a, b = right_on(y, rows < 6), right_on(y, rows >= 4)  # their blend beats a alone
+    accuracy = get_metric("accuracy")
+    assert choose_final_model(scored([a, b]), Fixed([0.5, 0.5]), y, accuracy).is_ensemble
 
-    def all_but_heaviest(members: list[StoredTrial], weights: np.ndarray) -> list[StoredTrial]:
-        return [t for i, t in enumerate(members) if i != int(np.argmax(weights))]
+    def all_but_the_first(members: list[StoredTrial], weights: np.ndarray) -> list[StoredTrial]:
+        return members[1:]
 
-    choice = choose_final_model(
-        scored([good, second, good * 0 + 0.5]), Fixed([0.5, 0.5]), y, BALANCED_ACCURACY,
-        all_but_heaviest,
-    )  # fmt: skip
-    assert ids(choice) == [0]
+    choice = choose_final_model(scored([a, b]), Fixed([0.5, 0.5]), y, accuracy, all_but_the_first)
+    assert ids(choice) == [0] and choice.too_slow_to_refit == [1]
+    assert choice.reason == "the best trial: no ensemble of two or more could be refitted in time"
+
+
+def test_regression_takes_the_better_of_the_mean_and_the_median_as_its_constant():
+    y = np.array([0.0, 0.0, 0.0, 1.0, 10.0])  # skewed: mean 2.2, median 0
+    mae = get_metric("mae")
+    assert constant_loss(mae, y, y) == pytest.approx(mae.loss(y, np.zeros(5))) == 2.2
+    mse = get_metric("mse")
+    assert constant_loss(mse, y, y) == pytest.approx(mse.loss(y, np.full(5, 2.2)))
 
 
 def test_regression_uses_the_mean_as_its_constant_predictor():
@@ -163,21 +184,35 @@ def test_no_ensembler_and_no_trials():
 
 def test_weights_of_the_wrong_shape_are_an_error_that_names_them():
     y, models = imbalanced_case()
-    with pytest.raises(ValueError, match=r"weights \[0.5\] for 2 models"):
+    with pytest.raises(EnsemblerError, match=r"weights \[0.5\] for 2 models"):
         choose_final_model(scored(models), Broken(), y, BALANCED_ACCURACY)
+    infinite = type("Infinite", (Ensembler,), {"fit": lambda self, p, y, loss: [np.inf, 1.0]})
+    with pytest.raises(EnsemblerError, match=r"expected one finite"):
+        choose_final_model(scored(models), infinite(), y, BALANCED_ACCURACY)
+
+
+def test_an_ensembler_that_raises_is_reported_with_its_traceback():
+    y, models = imbalanced_case()
+    with pytest.raises(EnsemblerError, match=r"RuntimeError: out of memory") as caught:
+        choose_final_model(scored(models), Raising(), y, BALANCED_ACCURACY)
+    assert "Traceback" in str(caught.value) and "in fit" in str(caught.value)
 
 
 class BrokenPlugin:
     @hookimpl
     def register_ensemblers(self, register: Any) -> None:
         register("broken", Broken)
+        register("raising", Raising)
 
 
-def test_a_raising_ensembler_leaves_the_best_trial_as_the_model(tmp_path):
+@pytest.mark.parametrize(
+    ("name", "said"), [("broken", "it returned weights"), ("raising", "RuntimeError: out of")]
+)
+def test_a_failing_ensembler_leaves_the_best_trial_as_the_model(tmp_path, name, said):
     plugins = load_plugins(extra=[ToyPlugin(), DoublesPlugin(), BrokenPlugin()], entry_points=False)
-    recipe = parse_recipe(toy_recipe(ensemble="broken", budget={"trials": 3}))
-    with pytest.warns(UserWarning, match=r"ensembler 'broken' raised ValueError: .*weights"):
+    recipe = parse_recipe(toy_recipe(ensemble=name, budget={"trials": 3}))
+    with pytest.warns(UserWarning, match=rf"ensembler '{name}' failed; the best trial .*{said}"):
         summary = run(recipe, tmp_path / "run", plugins=plugins)
     assert summary.ensemble == {summary.best_trial: 1.0}
-    assert "ensembler 'broken' raised" in summary.final_model["reason"]
+    assert f"ensembler '{name}' failed: {said}" in summary.final_model["reason"]
     assert (tmp_path / "run" / "model.joblib").is_file()

@@ -31,6 +31,7 @@ from automl_core.runner import (
     prepare,
     refit_estimate,
     refit_members,
+    refit_order,
     run,
     too_slow_to_refit,
 )
@@ -222,6 +223,25 @@ def test_the_plan_leaves_out_what_a_refit_in_weight_order_would():
     # the heaviest is always refitted, however slow; a lighter one may still fit after it
     assert too_slow_to_refit([1.0, 50.0, 2.0], weights, 10) == [2, 0]
     assert too_slow_to_refit([1.0, 5.0, 2.0], weights, 6.5) == [2]
+    # the best trial first (the fallback), though it weighs least: then the heaviest is late
+    assert too_slow_to_refit([1.0, 50.0, 2.0], weights, 10, first=0) == [1]
+
+
+def test_the_best_trial_is_refitted_first_then_by_weight():
+    weights = np.array([0.2, 0.5, 0.3])
+    assert refit_order(weights) == [1, 2, 0]
+    assert refit_order(weights, first=0) == [0, 1, 2]
+    assert refit_order(weights, first=2) == [2, 1, 0]
+
+
+def test_at_the_deadline_the_best_trial_is_kept_not_the_heaviest(data):
+    """The fallback must exist: a heavier member overrunning cannot leave a worse trial as
+    the only refitted model."""
+    task, configs = data
+    refitted = refit_members(
+        task, configs[:2], np.array([0.3, 0.7]), 0, time.monotonic(), [0.1, 0.1], first=0
+    )
+    assert refitted.kept == [0] and refitted.dropped == [1]
 
 
 def test_a_refit_is_estimated_from_the_trial_fit_time_per_row(data):
@@ -252,23 +272,29 @@ def test_an_ensemble_that_cannot_be_refitted_in_time_is_chosen_again_without_the
     late = run(recipe, tmp_path / "late", plugins=plugins, deadline=time.monotonic())
     assert late.final_model["kind"] == "single best"
     assert late.ensemble == {late.best_trial: 1.0}
-    # every other trial alone outlasts the time left, so none is offered to the ensembler
-    assert "fewer than two trials" in late.final_model["reason"]
+    # every other trial alone outlasts the time left, so none is offered to the ensembler,
+    # and the summary says so
+    reason = late.final_model["reason"]
+    assert "fewer than two trials" in reason and "refitted in the time left" in reason
+    others = [t for t in (0, 1, 2) if t != late.best_trial]
+    assert sorted(late.final_model["too_slow_to_refit"]) == others
 
 
-def test_members_a_refit_could_not_finish_are_not_renormalised_away(plugins, tmp_path, monkeypatch):
-    """When a refit takes longer than estimated (the plan said every member fits), the choice
-    is made again over the members actually refitted, with a warning that names the others."""
+def test_a_refit_that_overruns_its_plan_saves_the_best_trial(plugins, tmp_path, monkeypatch):
+    """When a refit takes longer than estimated (the plan said every member fits) and the
+    deadline has passed, the best trial (refitted first) is the model, never a renormalised
+    remainder, with a warning that names the member left out."""
     monkeypatch.setattr(runner, "too_slow_to_refit", lambda *args: [])
     monkeypatch.setattr(runner, "refit_estimate", lambda *args: 0.0)  # "fits in no time"
     recipe = parse_recipe(toy_recipe(ensemble="best-two", budget={"trials": 3}))
-    with pytest.warns(UserWarning, match=r"no time to refit 1 of the 2 ensemble members: trial"):
+    with pytest.warns(UserWarning, match=r"no time to refit 1 of the 2 planned refits: trial"):
         summary = run(recipe, tmp_path / "late", plugins=plugins, deadline=time.monotonic())
     (dropped,) = summary.dropped_members
     assert set(dropped) == {"trial", "weight", "estimated_seconds"}
     assert dropped["weight"] == 0.5 and dropped["estimated_seconds"] >= 0
-    assert list(summary.ensemble.values()) == [1.0]
-    assert dropped["trial"] not in summary.ensemble
+    assert summary.ensemble == {summary.best_trial: 1.0}
+    assert summary.final_model["reason"] == "the best trial: the refit ran out of time"
+    assert dropped["trial"] != summary.best_trial
     saved = joblib.load(tmp_path / "late" / "model.joblib")["model"]
     assert len(saved.estimators) == 1 and list(saved.weights) == [1.0]
 

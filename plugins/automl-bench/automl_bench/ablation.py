@@ -213,6 +213,14 @@ def cell_recipe(base: dict[str, Any], cell: Cell) -> dict[str, Any]:
     return raw
 
 
+def _replaced_by_cells(key: str) -> bool:
+    """Whether :func:`cell_recipe` overwrites the recipe key ``key`` in every cell."""
+    parts = key.split(".")
+    if parts[0] in ("seed", "name"):
+        return True
+    return parts[0] == "task" and (len(parts) == 1 or parts[1] not in ("metric", "resampling"))
+
+
 def check_cells(base: dict[str, Any], cells: Sequence[Cell], plugins: Plugins) -> None:
     """Parse every cell's recipe and resolve its names before anything runs, so that a typo in
     a ``--vary`` value fails at once with the variant and task it is in."""
@@ -223,6 +231,13 @@ def check_cells(base: dict[str, Any], cells: Sequence[Cell], plugins: Plugins) -
             continue
         checked.add(key)
         where = f"variant {cell.variant.label!r} on task {cell.task.label!r}"
+        replaced = [key for key, _ in cell.variant.overrides if _replaced_by_cells(key)]
+        if replaced:
+            raise AutoMLError(
+                f"variant {cell.variant.label!r} sets {', '.join(replaced)}, which every cell "
+                "takes from its suite task and seed (only task.metric and task.resampling of "
+                "the recipe's task are kept): vary the suite or --seeds instead"
+            )
         try:
             recipe = parse_recipe(cell_recipe(base, cell))
             if cell.variant.peer is None:
@@ -493,7 +508,7 @@ def ablate(
     variants = make_variants(varied, peers, named)
     cells = plan_cells(variants, tasks, seeds)
     check_cells(base, cells, plugins)
-    _check_plan(out_dir, base)
+    _check_plan(out_dir, base, variants)
     rows: dict[int, dict[str, Any]] = {}
     for index, cell in enumerate(cells):
         row = _finished_row(out_dir / cell.folder)
@@ -527,20 +542,46 @@ def ablate(
     )
 
 
-def _check_plan(out_dir: Path, base: dict[str, Any]) -> None:
-    """Record the base recipe; refuse a folder that holds an ablation of another recipe,
-    whose finished cells would be mixed with this one's."""
+def _check_plan(out_dir: Path, base: dict[str, Any], variants: Sequence[Variant]) -> None:
+    """Record the base recipe and what each variant label stands for; refuse a folder that
+    holds an ablation of another recipe, or a label that stood for other overrides there:
+    their finished cells would be reused as if they were this command's."""
     path = out_dir / PLAN_FILE
     normalised = json.loads(json.dumps(base, default=str))
+    defined = {v.label: _definition(v) for v in variants}
+    plan: dict[str, Any] = {"recipe": normalised, "created_at": time.time(), "variants": {}}
     if path.is_file():
-        stored = json.loads(path.read_text()).get("recipe")
-        if stored != normalised:
+        plan = json.loads(path.read_text())
+        if plan.get("recipe") != normalised:
             raise AutoMLError(
                 f"{out_dir} holds an ablation of another recipe ({PLAN_FILE}); its finished "
                 "cells would not be comparable: choose another --out, or use the same recipe"
             )
-        return
-    write_json(path, {"recipe": normalised, "created_at": time.time()})
+        for label, definition in defined.items():
+            before = plan.get("variants", {}).get(label)
+            if before is not None and before != definition:
+                raise AutoMLError(
+                    f"variant {label!r} stood for {before} in {out_dir} ({PLAN_FILE}), now for "
+                    f"{definition}: its finished cells would be reused as this one's. Give "
+                    "the variant another label, or choose another --out"
+                )
+    plan["variants"] = {**plan.get("variants", {}), **defined}
+    write_json(path, plan)
+
+
+def _definition(variant: Variant) -> dict[str, Any]:
+    """What a variant label stands for, as plain data (stored in the plan)."""
+    definition = json.loads(
+        json.dumps(
+            {
+                "overrides": [list(pair) for pair in variant.overrides],
+                "peer": variant.peer,
+                "peer_params": variant.peer_params,
+            },
+            default=str,
+        )
+    )
+    return dict(definition)
 
 
 def _finished_row(folder: Path) -> dict[str, Any] | None:

@@ -356,6 +356,32 @@ def test_an_ablation_folder_of_another_recipe_is_refused(tmp_path: Path) -> None
     assert len(read_rows(out / "results.csv")) == 1
 
 
+def test_a_label_that_stood_for_other_overrides_is_refused(tmp_path: Path, capsys) -> None:
+    """A finished cell is reused by its variant's label: the same label for other overrides
+    would reuse results that are not this variant's."""
+    recipe, suite = write_files(tmp_path, ["keel:iris"])
+    out = tmp_path / "ablation"
+    argv = ["ablate", str(recipe), "--suite", str(suite), "--seeds", "1", "--out", str(out)]
+    assert main([*argv, "--variant", "big {budget.trials: 3}"]) == 0
+    assert main([*argv, "--variant", "big {budget.trials: 3}"]) == 0  # the same: reused
+    capsys.readouterr()
+    assert main([*argv, "--variant", "big {budget.trials: 5}"]) == 2
+    error = capsys.readouterr().err
+    assert "variant 'big' stood for" in error and "another label" in error
+    assert main([*argv, "--variant", "bigger {budget.trials: 5}"]) == 0  # a new label runs
+    rows = read_rows(out / "results.csv")  # the rows of this command's cells
+    assert [(r["variant"], r["n_trials"]) for r in rows] == [("recipe", "4"), ("bigger", "5")]
+
+
+def test_a_variant_of_what_the_suite_sets_is_refused(tmp_path: Path, capsys) -> None:
+    recipe, suite = write_files(tmp_path, ["keel:iris"])
+    argv = ["ablate", str(recipe), "--suite", str(suite), "--out", str(tmp_path / "a")]
+    assert main([*argv, "--variant", "more-test {task.test_size: 0.4}"]) == 2
+    assert "sets task.test_size, which every cell takes from its suite task" in (
+        capsys.readouterr().err
+    )
+
+
 def test_a_misspelt_variant_fails_before_any_cell_runs(tmp_path: Path, capsys) -> None:
     recipe, suite = write_files(tmp_path, ["keel:iris"])
     out = tmp_path / "ablation"

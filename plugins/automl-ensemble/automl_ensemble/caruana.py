@@ -105,7 +105,6 @@ class _Selection:
         self.twins = _identical_groups(stacked, self.candidates)
         self.single_losses = self._single_losses()
         self.total = np.zeros(stacked.shape[1:])
-        self.counts = np.zeros(len(stacked))
         self.order: list[int] = []
         self.trajectory: list[float] = []
 
@@ -148,7 +147,6 @@ class _Selection:
     def add(self, index: int, loss: float | None = None) -> None:
         """Select ``index`` once more; ``loss`` is the new blend's, when already known."""
         self.total += self.stacked[index]
-        self.counts[index] += 1
         self.order.append(index)
         if loss is None:
             loss = float(self.loss(self.y, self.total / len(self.order)))
