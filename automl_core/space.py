@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -186,6 +186,29 @@ def pipeline_space(space: object) -> PipelineSpace | None:
     of a dataset task, given whatever a space factory returned."""
     typed = vector_space(space)
     return typed.as_pipeline() if typed is not None else None
+
+
+Built = TypeVar("Built")
+
+
+def by_kind(
+    space: object,
+    pipeline: Callable[[PipelineSpace], Built],
+    pool: Callable[[PoolSpace], Built],
+    otherwise: Callable[[], Built],
+) -> Built:
+    """``pipeline(space)`` for a pipeline space, ``pool(space)`` for a pool, ``otherwise()``
+    for anything else (raise there, or fall back): the one dispatch on a space's kind, for the
+    components that build a kind's own structure (an adapter to another library's space,
+    MCTS's decisions, evolution's operators)."""
+    typed = vector_space(space)
+    as_pipeline = typed.as_pipeline() if typed is not None else None
+    if as_pipeline is not None:
+        return pipeline(as_pipeline)
+    as_pool = typed.as_pool() if typed is not None else None
+    if as_pool is not None:
+        return pool(as_pool)
+    return otherwise()
 
 
 def require_vector_space(space: object, who: str) -> VectorSpace:

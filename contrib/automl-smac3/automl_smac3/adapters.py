@@ -7,7 +7,7 @@ from typing import Any
 from ConfigSpace import Configuration, ConfigurationSpace, Constant, Float
 
 from automl_core.snapping import PoolSnapper
-from automl_core.space import PipelineSpace, PoolSpace, plain_config, vector_space
+from automl_core.space import PipelineSpace, PoolSpace, by_kind, plain_config
 from automl_core.trial import Config
 
 
@@ -80,14 +80,11 @@ class PoolAdapter:
 
 def make_adapter(space: object) -> PipelineAdapter | PoolAdapter:
     """The adapter for ``space``; a clear error for a kind of space SMAC cannot search."""
-    typed = vector_space(space)
-    pipeline = typed.as_pipeline() if typed is not None else None
-    if pipeline is not None:
-        return PipelineAdapter(pipeline)
-    pool = typed.as_pool() if typed is not None else None
-    if pool is not None:
-        return PoolAdapter(pool)
-    raise TypeError(
-        f"smac3 searches a PipelineSpace or a PoolSpace, got {type(space).__name__}: "
-        "SMAC needs a ConfigurationSpace (or a pool's numeric encodings) to search"
-    )
+
+    def unsupported() -> PipelineAdapter | PoolAdapter:
+        raise TypeError(
+            f"smac3 searches a PipelineSpace or a PoolSpace, got {type(space).__name__}: "
+            "SMAC needs a ConfigurationSpace (or a pool's numeric encodings) to search"
+        )
+
+    return by_kind(space, PipelineAdapter, PoolAdapter, unsupported)

@@ -34,8 +34,8 @@ from automl_core.space import (
     PoolSpace,
     SearchSpace,
     Stage,
+    by_kind,
     plain_config,
-    vector_space,
 )
 from automl_core.trial import Config
 
@@ -335,15 +335,13 @@ class PoolVariation(Variation):
 def variation_for(space: SearchSpace) -> Variation:
     """The operators for ``space``'s kind (see the module docstring): the kind's own
     structure comes from the space's typed protocol (:func:`~automl_core.space.vector_space`,
-    then ``as_pipeline`` / ``as_pool``)."""
-    typed = vector_space(space)
-    pipeline = typed.as_pipeline() if typed is not None else None
-    if pipeline is not None:
-        return PipelineVariation(pipeline)
-    pool = typed.as_pool() if typed is not None else None
-    if pool is not None:
+    dispatched by :func:`~automl_core.space.by_kind`)."""
+
+    def on_pool(pool: PoolSpace) -> Variation:
         try:
             return PoolVariation(pool)
         except ValueError as error:  # no distances to work with: children are random
             log.warning("evolution on pool %r proposes random children: %s", pool.name, error)
-    return Variation()
+            return Variation()
+
+    return by_kind(space, PipelineVariation, on_pool, Variation)

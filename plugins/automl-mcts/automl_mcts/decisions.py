@@ -25,7 +25,7 @@ import numpy as np
 from ConfigSpace.util import change_hp_value
 
 from automl_core.snapping import PoolSnapper
-from automl_core.space import INACTIVE, PipelineSpace, PoolSpace, VectorSpace
+from automl_core.space import INACTIVE, PipelineSpace, PoolSpace, VectorSpace, by_kind
 from automl_core.trial import Config
 
 #: Stage names that hold the learning algorithm, the root decision when a pool names one.
@@ -433,16 +433,20 @@ def make_decisions(
 ) -> PipelineDecisions | PoolDecisions:
     """The decisions of ``space``: a pipeline space, or a pool with stage structure (each
     needs its own kind's structure, which the space hands over typed)."""
-    pipeline = space.as_pipeline()
-    if pipeline is not None:
+
+    def on_pipeline(pipeline: PipelineSpace) -> PipelineDecisions | PoolDecisions:
         return PipelineDecisions(pipeline, order, 4 if neighbours is None else neighbours)
-    pool = space.as_pool()
-    if pool is not None:
+
+    def on_pool(pool: PoolSpace) -> PipelineDecisions | PoolDecisions:
         return PoolDecisions(pool, order, 20 if neighbours is None else neighbours)
-    raise TypeError(
-        f"mcts searches a pipeline space or a pool with stage structure, not a "
-        f"{type(space).__name__}"
-    )
+
+    def unsupported() -> PipelineDecisions | PoolDecisions:
+        raise TypeError(
+            f"mcts searches a pipeline space or a pool with stage structure, not a "
+            f"{type(space).__name__}"
+        )
+
+    return by_kind(space, on_pipeline, on_pool, unsupported)
 
 
 __all__ = ["Decisions", "PipelineDecisions", "PoolDecisions", "make_decisions"]
