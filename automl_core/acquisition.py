@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from automl_core.space import PoolSpace
+from automl_core.pool_space import PoolSpace
 
 #: ``score(rows) -> acquisition values`` of encoded candidates (higher is more promising).
 Score = Callable[[np.ndarray], np.ndarray]

@@ -14,14 +14,18 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
-import pandas as pd
 
 from automl_core.errors import InvalidConfigurationError, PluginError
-from automl_core.space import EncodingColumn, PoolSpace, SearchSpace
+from automl_core.space import EncodingColumn, SearchSpace
 from automl_core.trial import Candidate, Config, Result, Trial
+
+if TYPE_CHECKING:  # annotations only: the kernel imports neither pandas nor the pool's module
+    import pandas as pd
+
+    from automl_core.pool_space import PoolSpace
 
 log = logging.getLogger(__name__)
 

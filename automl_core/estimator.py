@@ -40,10 +40,11 @@ from automl_core.dataset import Dataset
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, StoredTrial, rank_key
 from automl_core.model import TrainedModel
+from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import MEMORY_SOURCE, Recipe, named_recipe, parse_recipe, read_recipe
 from automl_core.runner import HISTORY_FILE, RunSummary, load_saved_model, run
-from automl_core.space import PipelineSpace, pipeline_space
+from automl_core.space import pipeline_space
 
 # ---------------------------------------------------------------------------------------------
 # The time budget

@@ -35,7 +35,8 @@ from sklearn.preprocessing import LabelEncoder
 from automl_core.contracts import DATA_FIDELITY_KINDS, Evaluator
 from automl_core.dataset import Dataset
 from automl_core.metrics import METRICS, Metric
-from automl_core.space import BuildContext, PipelineSpace
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.space import BuildContext
 from automl_core.trial import Result, Status, Trial
 
 #: A subsample never has fewer training rows than this (or all of them, if fewer).

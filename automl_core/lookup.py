@@ -15,7 +15,7 @@ import numpy as np
 
 from automl_core.contracts import Benchmark, Evaluator, Fidelity, MetaData
 from automl_core.errors import AutoMLError
-from automl_core.space import PoolSpace
+from automl_core.pool_space import PoolSpace
 from automl_core.trial import Result, Status, Trial
 
 #: The split every table benchmark has: all its datasets.

@@ -33,7 +33,7 @@ import pandas as pd
 from automl_core.cache import cache_dir, fetch_package, find_package
 from automl_core.contracts import MetaData, MetaDataResolver, TaskDescription
 from automl_core.errors import DatasetError
-from automl_core.space import PoolSpace
+from automl_core.pool_space import PoolSpace
 
 if TYPE_CHECKING:
     from automl_core.plugins import Plugins

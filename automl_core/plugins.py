@@ -24,7 +24,6 @@ from typing import Any
 import pluggy
 
 from automl_core import hookspecs
-from automl_core.documents import read_recipe_file
 from automl_core.errors import PluginError, UnknownComponentError
 from automl_core.lazy import LazyFactory
 from automl_core.space import PipelineComponent
@@ -351,6 +350,8 @@ def _register_document_callback(
         if not isinstance(name, str) or not name:
             raise PluginError(f"{origin}: a {kind} name must be a non-empty string, got {name!r}")
         if isinstance(document, (str, Path)):
+            from automl_core.documents import read_recipe_file  # YAML: only for a file
+
             document = read_recipe_file(document, kind)
         if not isinstance(document, Mapping):
             raise PluginError(

@@ -48,6 +48,7 @@ from automl_core.metastore import metadata_resolver
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
 from automl_core.model import TrainedModel
 from automl_core.observers import Observers
+from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import (
     MEMORY_SOURCE,
@@ -59,7 +60,7 @@ from automl_core.recipe import (
     parse_resampling,
 )
 from automl_core.sources import load_dataset, parse_reference
-from automl_core.space import BuildContext, PipelineSpace, SearchSpace, pipeline_space
+from automl_core.space import BuildContext, SearchSpace, pipeline_space
 from automl_core.trial import Result, Status, Trial
 
 HISTORY_FILE = "history.sqlite"
