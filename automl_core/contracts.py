@@ -49,7 +49,7 @@ class MetaData:
     defines them. Multi-fidelity sources add ``budgets`` (increasing, e.g. train sizes) and
     ``curves[i, j, k]``, the loss of ``configs[j]`` on ``datasets[i]`` at ``budgets[k]``.
     ``info`` keeps what is particular to one source (provenance, licence, initial designs).
-    Two of its keys are read by :class:`~automl_core.lookup.TableBenchmark`: ``metric`` (what
+    Two of its keys are read by :class:`automl_metadata.lookup.TableBenchmark`: ``metric`` (what
     the losses measure, shown in summaries) and ``fidelity`` (what ``budgets`` count, e.g.
     ``train_size``; ``budget`` when absent).
     """

@@ -38,7 +38,6 @@ DEFAULT_PLUGINS = (
     "automl_core.builtins.sequential",
     "automl_core.builtins.processes",
     "automl_core.builtins.sources",
-    "automl_core.builtins.metadata",
     "automl_core.builtins.recipes",
 )
 

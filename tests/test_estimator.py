@@ -24,7 +24,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from toy_plugin import ToyPlugin, toy_recipe
+from toy_plugin import DoublesPlugin, ToyPlugin, toy_recipe
 
 import automl_core
 from automl_core.contracts import Ensembler
@@ -568,6 +568,13 @@ def test_run_rejects_data_that_does_not_fit_the_recipe(plugins, cancer, tmp_path
             r"task\.benchmark: got 'table', expected a dataset task when data is given",
         ),
     ]
+
+    class TablePlugin:  # a benchmark named "table" (automl-metadata's, in a real install)
+        @hookimpl
+        def register_benchmarks(self, register):
+            register("table", lambda path: None)
+
+    plugins = load_plugins(extra=[ToyPlugin(), DoublesPlugin(), TablePlugin()], entry_points=False)
     for recipe, message in cases:
         with pytest.raises(RecipeError, match=message):
             prepare(recipe, plugins, dataset=cancer)

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from automl_core import hookimpl
 from automl_core.contracts import Benchmark
 from automl_core.hookspecs import RegisterDocument, RegisterFactory
-from automl_core.lookup import TableBenchmark
-from automl_core.metastore import MetaDataSource
+from automl_core.metastore import FolderMetaData, MetaDataSource
 from automl_metadata.autosklearn import AutoSklearnMetaData
 from automl_metadata.deeppipe import PMF, TensorOboe
 from automl_metadata.lcdb import LCDB
+from automl_metadata.lookup import TableBenchmark
 from automl_metadata.oboe import Oboe
 from automl_metadata.oboe_autosklearn import OboeAutoSklearn
 
@@ -49,6 +49,7 @@ SUITES: dict[str, tuple[str, str, str]] = {
 def register_metadata(register: RegisterFactory[MetaDataSource]) -> None:
     for name, (source, description) in SOURCES.items():
         register(name, source, description)
+    register("folder", FolderMetaData, "a meta-data folder of your own (docs/data.md)")
 
 
 @hookimpl
@@ -56,6 +57,14 @@ def register_benchmarks(register: RegisterFactory[Benchmark]) -> None:
     for name in BENCHMARKS:
         source, description = SOURCES[name]
         register(name, _benchmark_factory(name, source), f"table lookup: {description}")
+    register("table", table_benchmark, "table lookup over a meta-data folder of your own")
+
+
+def table_benchmark(path: str) -> TableBenchmark:
+    """A table-lookup benchmark over the meta-data folder at ``path`` (``task: {benchmark:
+    {name: table, params: {path: ...}}, dataset: ...}``), in the format of
+    :func:`automl_core.metastore.save_metadata`."""
+    return TableBenchmark(FolderMetaData(path).load())
 
 
 # automl-bench's hook: used when it is installed, no error when it is not

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -12,12 +13,12 @@ import yaml
 import automl_metadata.plugin
 from automl_core.cli import main
 from automl_core.history import RunHistory
-from automl_core.lookup import TableBenchmark
 from automl_core.metastore import load_metadata, metadata_dir
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import HISTORY_FILE, run, run_suite
 from automl_core.trial import Status, Trial
+from automl_metadata.lookup import TableBenchmark
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +130,8 @@ def test_data_fetch_reads_a_converted_source_and_list_prints_a_table(capsys):
     assert main(["data", "fetch", "oboe"]) == 0
     out = capsys.readouterr().out
     assert "oboe: package " in out and "oboe-0.2.0-py3-none-any.whl" in out
-    assert "oboe: read 418 datasets x 219 configurations" in out
+    # converted by this process or read as an earlier test (maybe on another worker) left it
+    assert re.search(r"oboe: (read|converted) 418 datasets x 219 configurations", out)
     assert main(["data", "list"]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}
     assert lines["oboe"].split()[1:5] == ["oboe==0.2.0", "53", "yes", "yes"]
