@@ -90,11 +90,11 @@ def test_shutdown_kills_running_trials_and_what_they_started_at_once(tmp_path):
     queued = executor.submit(FaultyEvaluator(), Trial(2, {"action": "ok"}))
     wait_for(files)
     workers = [slot.process.pid for slot in executor._slots]
-    started = time.monotonic()
+    threads = [slot.thread for slot in executor._slots]
     executor.shutdown()
-    # killed, not waited for: a graceful stop waited 5 s per busy worker (10 s here); the
-    # margin is that gap, not a latency a loaded machine can miss
-    assert time.monotonic() - started < 5.0
+    # killed, not waited for: each slot's thread saw the stop and ended within shutdown's
+    # join; a graceful stop would still be waiting on its busy worker (no clock read here)
+    assert not any(thread.is_alive() for thread in threads)
     results = [f.result(timeout=1) for f in [*futures, queued]]
     assert all(r.status is Status.CRASHED and "shut down" in r.error for r in results)
     children = [int(f.read_text()) for f in files]
@@ -108,7 +108,8 @@ def test_shutdown_kills_running_trials_and_what_they_started_at_once(tmp_path):
 
 
 class SleepingClassifier(ClassifierMixin, BaseEstimator):
-    """Writes its process id to ``pid_dir`` and sleeps for a minute in ``fit``."""
+    """Writes its process id to ``pid_dir``, sleeps for a minute in ``fit``, then writes
+    ``<pid>.done``: a fit that was waited for instead of killed leaves that file."""
 
     def __init__(self, pid_dir: str = "") -> None:
         self.pid_dir = pid_dir
@@ -116,6 +117,7 @@ class SleepingClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> SleepingClassifier:
         Path(self.pid_dir, str(os.getpid())).write_text("fitting")
         time.sleep(60)
+        Path(self.pid_dir, f"{os.getpid()}.done").write_text("finished")
         return self
 
 
@@ -152,13 +154,11 @@ def test_a_run_ends_at_its_wall_time_with_its_trials_killed(tmp_path):
             budget={"wall_time": 8},
         )
     )
-    started = time.monotonic()
     summary = run(recipe, tmp_path / "run", plugins=plugins)
-    took = time.monotonic() - started
     assert summary.stopped_because == "wall-time budget reached" and summary.model_path is None
     # the trials sleep for a minute: a run that waited for them instead of killing them at
-    # the wall time would take that long (how close to 8 s it ends is benchmarks' business)
-    assert took < 40, f"the run took {took:.1f}s for a wall time of 8 s"
+    # the wall time would have let them finish (how close to 8 s it ends is benchmarks')
+    assert not list(pid_dir.glob("*.done"))
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         trials = history.trials()
     assert [t.status for t in trials] == ["timeout", "timeout"]

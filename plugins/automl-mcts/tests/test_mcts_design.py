@@ -66,7 +66,8 @@ def test_a_time_budget_cuts_the_design_at_a_quarter_of_the_expected_trials():
 def test_without_a_time_budget_the_whole_design_runs_whatever_the_clock():
     clock = Clock()
     strategy = _mcts(clock)
-    # knn has no hyper-parameters: some of its random pipelines repeat and are skipped
+    # knn has no hyper-parameters: some of its random pipelines repeat and are skipped; 33 is
+    # the design's size and `seconds` the simulated clock's step (no wall clock is read)
     distinct = {strategy.context.space.key(c.config) for c in strategy.queue}
     assert _design_count(_run(strategy, clock, 40, seconds=30.0)) == len(distinct) < 33
 
