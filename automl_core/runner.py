@@ -987,7 +987,11 @@ def _save_model(
     plan, weights = list(choice.members), np.asarray(choice.weights, dtype=float)
     if deadline is not None and all(t.trial.id != best.trial.id for t in plan):
         plan, weights = [best, *plan], np.concatenate([[0.0], weights])
-    first = next(i for i, t in enumerate(plan) if t.trial.id == best.trial.id) if deadline else None
+    first = (
+        None
+        if deadline is None
+        else next(i for i, t in enumerate(plan) if t.trial.id == best.trial.id)
+    )
     estimates = [refit_estimate(t, data) for t in plan]
     configs = [dict(t.trial.config) for t in plan]
     refitted = refit_members(data, configs, weights, recipe.seed, deadline, estimates, first)

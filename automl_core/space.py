@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
@@ -516,6 +516,14 @@ class Iterations:
         return int(min(full, max(self.min, round(budget * full))))
 
 
+def _no_hyperparameters() -> ConfigurationSpace:
+    """An empty sub-space: a component without hyper-parameters (ConfigSpace imported here,
+    when a space is built, not with the kernel)."""
+    from ConfigSpace import ConfigurationSpace
+
+    return ConfigurationSpace()
+
+
 @dataclass(frozen=True)
 class PipelineComponent:
     """One pipeline step: a named estimator or transformer with its hyper-parameter space.
@@ -529,9 +537,7 @@ class PipelineComponent:
     name: str
     stage: str
     build: Callable[[dict[str, Any], BuildContext], Any]
-    hyperparameters: Callable[[], ConfigurationSpace] = field(
-        default_factory=lambda: _no_hyperparameters
-    )
+    hyperparameters: Callable[[], ConfigurationSpace] = _no_hyperparameters
     tasks: frozenset[str] = frozenset({"classification", "regression"})
     description: str = ""
     #: Set for components whose training length a multi-fidelity budget can shorten.
@@ -607,11 +613,3 @@ class UnseenSampler:
             if claim(config):
                 return config
         return None
-
-
-def _no_hyperparameters() -> ConfigurationSpace:
-    """An empty sub-space: a component without hyper-parameters (ConfigSpace imported here,
-    when a space is built, not with the kernel)."""
-    from ConfigSpace import ConfigurationSpace
-
-    return ConfigurationSpace()

@@ -87,15 +87,27 @@ def test_a_stop_lets_the_running_trials_finish_and_stores_them(plugins, tmp_path
     assert summary.stopped_because == "stopped by observer 'StopAfter'"
 
 
+class Answers:
+    """Answers 0, "", True, then nothing: falsy values that are not False included."""
+
+    def __init__(self) -> None:
+        self.answers = [0, "", True, None]
+
+    @hookimpl
+    def on_trial_end(self):
+        return self.answers.pop(0)
+
+
 def test_none_and_other_answers_do_not_stop(plugins, tmp_path):
-    counter = Counter()
+    counter, answers = Counter(), Answers()
     summary = run(
         parse_recipe(toy_recipe(budget={"trials": 4})),
         tmp_path / "run",
         plugins=plugins,
-        observers=(counter,),
+        observers=(counter, answers),
     )
     assert summary.stopped_because == "trial budget reached" and counter.trials == 4
+    assert answers.answers == []
 
 
 def test_an_observer_that_raises_is_named_and_the_run_finishes(plugins, tmp_path):
