@@ -780,6 +780,20 @@ def refit_order(weights: np.ndarray, first: int | None = None) -> list[int]:
     return by_weight if first is None else [first, *(i for i in by_weight if i != first)]
 
 
+def refit_plan(
+    members: list[StoredTrial], weights: np.ndarray, best: StoredTrial
+) -> tuple[list[StoredTrial], np.ndarray]:
+    """What a refit under a deadline fits, the best trial at position 0 (weight 0 when it is
+    not a member: it is the fallback), then the other members. The plan that chooses the
+    ensemble and the refit that follows use this one list, so the time the plan counts is
+    the time the refit spends."""
+    weights = np.asarray(weights, dtype=float)
+    others = [i for i, t in enumerate(members) if t.trial.id != best.trial.id]
+    own = [float(weights[i]) for i, t in enumerate(members) if t.trial.id == best.trial.id]
+    plan = [best, *(members[i] for i in others)]
+    return plan, np.array([own[0] if own else 0.0, *(float(weights[i]) for i in others)])
+
+
 def refit_members(
     data: DataTask,
     configs: list[dict[str, Any]],
@@ -897,10 +911,10 @@ class FinalModelChooser:
 
         def too_slow(members: list[StoredTrial], weights: np.ndarray) -> list[StoredTrial]:
             assert deadline is not None
-            estimates = [refit_estimate(t, data) for t in members]
-            first = next((i for i, t in enumerate(members) if t is trials[0]), None)
-            late = too_slow_to_refit(estimates, weights, deadline - time.monotonic(), first)
-            return [members[i] for i in late]
+            plan, plan_weights = refit_plan(members, weights, trials[0])
+            estimates = [refit_estimate(t, data) for t in plan]
+            late = too_slow_to_refit(estimates, plan_weights, deadline - time.monotonic(), 0)
+            return [plan[i] for i in late]
 
         try:
             return choose_final_model(
@@ -984,14 +998,10 @@ def _save_model(
     member could not be refitted in time, the choice is made again over those that were
     (with time left; once the deadline has passed, the best trial alone)."""
     best = chooser.history.best(1)[0]
-    plan, weights = list(choice.members), np.asarray(choice.weights, dtype=float)
-    if deadline is not None and all(t.trial.id != best.trial.id for t in plan):
-        plan, weights = [best, *plan], np.concatenate([[0.0], weights])
-    first = (
-        None
-        if deadline is None
-        else next(i for i, t in enumerate(plan) if t.trial.id == best.trial.id)
-    )
+    plan, weights, first = list(choice.members), np.asarray(choice.weights, dtype=float), None
+    if deadline is not None:
+        plan, weights = refit_plan(choice.members, choice.weights, best)
+        first = 0
     estimates = [refit_estimate(t, data) for t in plan]
     configs = [dict(t.trial.config) for t in plan]
     refitted = refit_members(data, configs, weights, recipe.seed, deadline, estimates, first)

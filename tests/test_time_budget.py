@@ -32,6 +32,7 @@ from automl_core.runner import (
     refit_estimate,
     refit_members,
     refit_order,
+    refit_plan,
     run,
     too_slow_to_refit,
 )
@@ -232,6 +233,16 @@ def test_the_best_trial_is_refitted_first_then_by_weight():
     assert refit_order(weights) == [1, 2, 0]
     assert refit_order(weights, first=0) == [0, 1, 2]
     assert refit_order(weights, first=2) == [2, 1, 0]
+
+
+def test_the_plan_and_the_refit_fit_the_best_trial_first_member_or_not():
+    """One list for both, so the time the ensemble's plan counts is the time the refit
+    spends: the best trial (the fallback) at position 0, weight 0 when not a member."""
+    a, b, best = (StoredTrial(Trial(i, {}), "ok", 0.1 * i) for i in (1, 2, 0))
+    plan, weights = refit_plan([a, b], np.array([0.6, 0.4]), best)
+    assert [t.trial.id for t in plan] == [0, 1, 2] and weights.tolist() == [0.0, 0.6, 0.4]
+    plan, weights = refit_plan([a, best], np.array([0.7, 0.3]), best)
+    assert [t.trial.id for t in plan] == [0, 1] and weights.tolist() == [0.3, 0.7]
 
 
 def test_at_the_deadline_the_best_trial_is_kept_not_the_heaviest(data):
