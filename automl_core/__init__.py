@@ -8,10 +8,10 @@ warm-starters, pipeline components -- is registered by a plugin.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from automl_core.hookspecs import hookimpl
-from automl_core.lazy import lazy
+from automl_core.lazy import lazy, lazy_attributes
 
 if TYPE_CHECKING:
     from automl_core.estimator import AutoMLClassifier, AutoMLRegressor
@@ -22,12 +22,6 @@ __all__ = ["AutoMLClassifier", "AutoMLRegressor", "__version__", "hookimpl", "la
 
 #: Imported on first use: plugins and worker processes import this package for ``hookimpl``
 #: and must not pay for scikit-learn, pandas and the run loop.
-_LAZY = {"AutoMLClassifier": "automl_core.estimator", "AutoMLRegressor": "automl_core.estimator"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'automl_core' has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    {"AutoMLClassifier": "automl_core.estimator", "AutoMLRegressor": "automl_core.estimator"}
+)

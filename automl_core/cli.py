@@ -140,7 +140,6 @@ def add_plugin_commands(commands: Any, plugins: Plugins, groups: Mapping[str, An
             configure: Callable[[argparse.ArgumentParser], None],
             handler: Callable[[argparse.Namespace], int],
             help: str = "",
-            plugin: str = impl.plugin_name,
         ) -> None:
             group, _, leaf = name.rpartition(" ")
             target = groups.get(group) if group else commands

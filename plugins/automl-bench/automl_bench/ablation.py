@@ -190,6 +190,10 @@ def parse_peer(value: str) -> Variant:
     return Variant(label, peer=name, peer_params=params)
 
 
+#: The keys of the base recipe's ``task`` that every cell keeps; the suite task sets the rest.
+KEPT_TASK_KEYS = ("metric", "resampling")
+
+
 def plan_cells(
     variants: Sequence[Variant], tasks: Sequence[SuiteTask], seeds: Sequence[int]
 ) -> list[Cell]:
@@ -206,7 +210,7 @@ def cell_recipe(base: dict[str, Any], cell: Cell) -> dict[str, Any]:
         raw["task"] = dict(cell.task.task)
         raw.pop("space", None)  # a benchmark's pool is the space
     else:
-        kept = {k: v for k, v in (raw.get("task") or {}).items() if k in ("metric", "resampling")}
+        kept = {k: v for k, v in (raw.get("task") or {}).items() if k in KEPT_TASK_KEYS}
         raw["task"] = {**kept, **cell.task.task}
     raw["seed"] = cell.seed
     raw["name"] = f"{raw.get('name', 'ablation')}-{_slug(cell.variant.label)}"
@@ -218,7 +222,7 @@ def _replaced_by_cells(key: str) -> bool:
     parts = key.split(".")
     if parts[0] in ("seed", "name"):
         return True
-    return parts[0] == "task" and (len(parts) == 1 or parts[1] not in ("metric", "resampling"))
+    return parts[0] == "task" and (len(parts) == 1 or parts[1] not in KEPT_TASK_KEYS)
 
 
 def check_cells(base: dict[str, Any], cells: Sequence[Cell], plugins: Plugins) -> None:
