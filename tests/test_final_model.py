@@ -162,7 +162,7 @@ def test_regression_takes_the_better_of_the_mean_and_the_median_as_its_constant(
     assert constant_loss(mse, y, y) == pytest.approx(mse.loss(y, np.full(5, 2.2)))
 
 
-def test_regression_uses_the_mean_as_its_constant_predictor():
+def test_a_regression_trial_below_the_constant_predictor_is_never_offered():
     rng = np.random.default_rng(1)
     y = rng.normal(size=200)
     good, noise = y + rng.normal(0, 0.3, 200), -y  # r2 well above 0, and far below

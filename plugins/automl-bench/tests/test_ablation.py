@@ -363,7 +363,10 @@ def test_a_label_that_stood_for_other_overrides_is_refused(tmp_path: Path, capsy
     out = tmp_path / "ablation"
     argv = ["ablate", str(recipe), "--suite", str(suite), "--seeds", "1", "--out", str(out)]
     assert main([*argv, "--variant", "big {budget.trials: 3}"]) == 0
+    cells = {p: p.stat().st_mtime_ns for p in out.glob(f"cells/*/*/*/{CELL_FILE}")}
+    assert len(cells) == 2
     assert main([*argv, "--variant", "big {budget.trials: 3}"]) == 0  # the same: reused
+    assert {p: p.stat().st_mtime_ns for p in cells} == cells  # not run again
     capsys.readouterr()
     assert main([*argv, "--variant", "big {budget.trials: 5}"]) == 2
     error = capsys.readouterr().err

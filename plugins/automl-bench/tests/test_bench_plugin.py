@@ -15,6 +15,9 @@ from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
 def test_with_the_bench_its_kinds_and_suites_are_registered():
     plugins = load_plugins()
     assert {"suite", "system"} <= set(KINDS)
+    # the specs were added to this run's manager (add_hookspecs), not only imported
+    hooks = plugins.manager.hook
+    assert hooks.register_suites.spec is not None and hooks.register_systems.spec is not None
     assert "keel-small" in plugins.registry.names("suite")
     origin = plugins.get("suite", "keel-small").origin
     assert origin.distribution == "automl-bench"
