@@ -20,7 +20,6 @@ from typing import Any
 import pandas as pd
 
 from automl_core import __version__
-from automl_core.cli_data import add_data_command
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
 from automl_core.plugins import KINDS, Plugins, load_plugins
@@ -39,7 +38,10 @@ from automl_core.runner import (
 #: The commands of the core itself; any other is a plugin's (``register_commands``).
 CORE_COMMANDS = ("run", "resume", "validate", "plugins", "show", "predict")
 #: Commands that come with a distribution of their own, named when it is not installed.
-PROVIDED_BY = {"ablate": "automl-bench", "compare": "automl-bench"}
+PROVIDED_BY = {"ablate": "automl-bench", "compare": "automl-bench", "data": "automl-metadata"}
+#: Command groups whose actions plugins register with a two-word name (``"data list"``); a
+#: group exists once a plugin adds an action to it.
+COMMAND_GROUPS = {"data": "meta-data sources and data commands"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,16 +125,26 @@ def build_parser(loaded: Plugins | None = None) -> argparse.ArgumentParser:
     )
     predict.set_defaults(handler=cmd_predict)
 
-    groups = {"data": add_data_command(commands)}
     if loaded is not None:
-        add_plugin_commands(commands, loaded, groups)
+        add_plugin_commands(commands, loaded)
     return parser
 
 
-def add_plugin_commands(commands: Any, plugins: Plugins, groups: Mapping[str, Any]) -> None:
+def add_plugin_commands(commands: Any, plugins: Plugins) -> None:
     """Add the sub-commands plugins register (``register_commands``): ``"name"`` for
-    ``automl name``, ``"data name"`` for an action of a command group (``groups``). A plugin
-    that raises there, or claims a command that exists, is skipped with a warning naming it."""
+    ``automl name``, ``"data name"`` for an action of a command group (``COMMAND_GROUPS``).
+    A plugin that raises there, or claims a command that exists, is skipped with a warning
+    naming it."""
+    groups: dict[str, Any] = {}
+
+    def group_actions(group: str) -> Any:
+        if group not in COMMAND_GROUPS:
+            raise AutoMLError(f"no command group {group!r} (groups: {', '.join(COMMAND_GROUPS)})")
+        if group not in groups:
+            parser = commands.add_parser(group, help=COMMAND_GROUPS[group])
+            groups[group] = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+        return groups[group]
+
     for impl in plugins.manager.hook.register_commands.get_hookimpls():
 
         def register(
@@ -142,9 +154,7 @@ def add_plugin_commands(commands: Any, plugins: Plugins, groups: Mapping[str, An
             help: str = "",
         ) -> None:
             group, _, leaf = name.rpartition(" ")
-            target = groups.get(group) if group else commands
-            if target is None:
-                raise AutoMLError(f"no command group {group!r} (groups: {', '.join(groups)})")
+            target = group_actions(group) if group else commands
             if leaf in _registered(target):
                 raise AutoMLError(f"the command {name!r} exists already")
             parser = target.add_parser(leaf, help=help, description=help)

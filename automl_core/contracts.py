@@ -165,6 +165,16 @@ class MetaDataResolver(Protocol):
     ) -> MetaData: ...
 
 
+class MetaDataLoader(Protocol):
+    """What a ``register_metadata`` factory builds: ``load()`` gives the meta-data.
+
+    automl-metadata's ``MetaDataSource`` is the usual implementation (a registry package,
+    downloaded and converted once per machine); the core needs nothing more than this.
+    """
+
+    def load(self) -> MetaData: ...
+
+
 class MetaFeatureProvider(abc.ABC):
     """Describes a dataset by a named vector of meta-features."""
 
@@ -433,6 +443,8 @@ __all__ = [
     "Executor",
     "Fidelity",
     "MetaData",
+    "MetaDataLoader",
+    "MetaDataResolver",
     "MetaFeatureProvider",
     "SearchContext",
     "SearchStrategy",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # names for the annotations only: this module imports no othe
         Benchmark,
         Ensembler,
         Executor,
+        MetaDataLoader,
         MetaFeatureProvider,
         PolicySelector,
         SearchStrategy,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:  # names for the annotations only: this module imports no othe
         WarmStarter,
     )
     from automl_core.dataset import Dataset
-    from automl_core.metastore import MetaDataSource
     from automl_core.space import PipelineComponent, SearchSpace
 
 PROJECT = "automl_core"
@@ -175,11 +175,12 @@ def register_benchmarks(register: RegisterFactory[Benchmark]) -> None:
 
 
 @registration("metadata")
-def register_metadata(register: RegisterFactory[MetaDataSource]) -> None:
+def register_metadata(register: RegisterFactory[MetaDataLoader]) -> None:
     """Register meta-data sources: ``factory(**params)`` returns a
-    :class:`~automl_core.metastore.MetaDataSource`, whose ``load()`` gives the
-    :class:`~automl_core.contracts.MetaData`. Registering the source class itself is the
-    usual way: its class attributes (package, licence) are shown by ``automl data list``."""
+    :class:`~automl_core.contracts.MetaDataLoader`, whose ``load()`` gives the
+    :class:`~automl_core.contracts.MetaData`. automl-metadata's ``MetaDataSource`` class,
+    registered itself, is the usual way: its class attributes (package, licence) are shown
+    by ``automl data list``."""
 
 
 @registration("dataset_source")

@@ -38,8 +38,8 @@ import pandas as pd
 
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
-from automl_core.metastore import MetaDataSource, Package
 from automl_metadata.archive import list_members, read_csv, read_member
+from automl_metadata.store import MetaDataSource, Package
 
 #: Where the ASlib folders lie inside the sdist (without its leading ``name-version/``).
 FILES = "autosklearn/metalearning/files"

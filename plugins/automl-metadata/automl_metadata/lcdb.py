@@ -26,9 +26,9 @@ import pandas as pd
 
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
-from automl_core.metastore import MetaDataSource, Package
 from automl_core.space import PoolSpace
 from automl_metadata.archive import read_csv
+from automl_metadata.store import MetaDataSource, Package
 
 CURVES_FILE = "lcdb/database-accuracy.csv"
 DATASETS_FILE = "lcdb/datasets.csv"

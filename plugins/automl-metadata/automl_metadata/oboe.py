@@ -35,9 +35,9 @@ import pandas as pd
 
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
-from automl_core.metastore import MetaDataSource, Package
 from automl_core.space import INACTIVE, PoolSpace
 from automl_metadata.archive import read_csv, read_json_member
+from automl_metadata.store import MetaDataSource, Package
 
 FOLDER = "oboe/defaults/Oboe"
 ERROR_MATRIX = f"{FOLDER}/error_matrix.csv"

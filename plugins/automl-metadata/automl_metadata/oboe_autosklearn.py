@@ -46,9 +46,9 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from automl_core.contracts import MetaData
 from automl_core.errors import AutoMLError, DatasetError
-from automl_core.metastore import MetaDataSource
 from automl_core.space import PipelineSpace, config_key, pipeline_space
 from automl_metadata.oboe import Oboe
+from automl_metadata.store import MetaDataSource
 
 #: The space the configurations belong to (registered by the ``automl-sklearn`` plugin).
 SPACE = "autosklearn-classification"

@@ -6,14 +6,15 @@ from collections.abc import Callable
 
 from automl_core import hookimpl
 from automl_core.contracts import Benchmark
-from automl_core.hookspecs import RegisterDocument, RegisterFactory
-from automl_core.metastore import FolderMetaData, MetaDataSource
+from automl_core.hookspecs import RegisterCommand, RegisterDocument, RegisterFactory
 from automl_metadata.autosklearn import AutoSklearnMetaData
+from automl_metadata.commands import register_data_commands
 from automl_metadata.deeppipe import PMF, TensorOboe
 from automl_metadata.lcdb import LCDB
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.oboe import Oboe
 from automl_metadata.oboe_autosklearn import OboeAutoSklearn
+from automl_metadata.store import FolderMetaData, MetaDataSource
 
 #: name -> (source, description). The pool sources are also table-lookup benchmarks.
 SOURCES: dict[str, tuple[type[MetaDataSource], str]] = {
@@ -65,6 +66,11 @@ def table_benchmark(path: str) -> TableBenchmark:
     {name: table, params: {path: ...}}, dataset: ...}``), in the format of
     :func:`automl_core.metastore.save_metadata`."""
     return TableBenchmark(FolderMetaData(path).load())
+
+
+@hookimpl
+def register_commands(register: RegisterCommand) -> None:
+    register_data_commands(register)
 
 
 # automl-bench's hook: used when it is installed, no error when it is not

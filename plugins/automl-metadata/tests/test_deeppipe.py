@@ -22,7 +22,6 @@ import pytest
 from automl_core.cache import CACHE_DIR_ENV
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
-from automl_core.metastore import Package
 from automl_metadata.archive import read_member
 from automl_metadata.deeppipe import (
     DEEPPIPE_PACKAGE,
@@ -34,6 +33,7 @@ from automl_metadata.deeppipe import (
     TensorOboe,
 )
 from automl_metadata.oboe import OBOE_PACKAGE
+from automl_metadata.store import Package
 
 OBOE_TENSOR_FILE = "oboe/defaults/TensorOboe/error_tensor_imputed_20-4-2-2-8-20_f16_compressed.npz"
 DEEPPIPE_WHEEL = "deeppipe_api-0.1.1-py3-none-any.whl"

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from automl_core.errors import DatasetError
-from automl_core.metastore import metadata_dir
 from automl_metadata.lcdb import LCDB
+from automl_metadata.store import metadata_dir
 
 CURVES = "lcdb/database-accuracy.csv"
 DATASETS = "lcdb/datasets.csv"

@@ -21,9 +21,9 @@ import pandas as pd
 import pytest
 
 from automl_core.errors import DatasetError
-from automl_core.metastore import metadata_dir
 from automl_core.space import INACTIVE
 from automl_metadata.oboe import ALGORITHM_CLASSES, Oboe
+from automl_metadata.store import metadata_dir
 
 FOLDER = "oboe/defaults/Oboe/"
 

@@ -1,5 +1,5 @@
-"""``automl data``: list, fetch and describe meta-data sources. Plugins add actions to the
-group with ``register_commands`` and a two-word name (``"data import-openml"``).
+"""``automl data list``, ``fetch`` and ``show``: the meta-data sources, their packages and
+their conversion, registered as actions of the ``automl data`` group (``register_commands``).
 """
 
 from __future__ import annotations
@@ -14,29 +14,39 @@ import numpy as np
 
 from automl_core.contracts import MetaData
 from automl_core.errors import AutoMLError, UnknownComponentError
-from automl_core.metastore import MetaDataSource, metadata_dir
+from automl_core.hookspecs import RegisterCommand
 from automl_core.plugins import Plugins, load_plugins
+from automl_metadata.store import MetaDataSource, metadata_dir
 
-BUILTIN = {
+HELP = {
     "list": "meta-data sources: package, size, downloaded and converted or not",
     "fetch": "download a source's package and convert it (once per machine)",
     "show": "shape, splits and observed fraction of a source",
 }
 
 
-def add_data_command(commands: Any) -> Any:
-    """Add the ``automl data ACTION ...`` group; returns its sub-commands, to which plugins'
-    ``data`` actions are added."""
-    data = commands.add_parser("data", help="meta-data sources and data commands")
-    actions = data.add_subparsers(dest="action", required=True, metavar="ACTION")
-    listing = actions.add_parser("list", help=BUILTIN["list"], description=BUILTIN["list"])
-    listing.add_argument("--json", action="store_true", help="machine-readable output")
-    listing.set_defaults(handler=lambda args: data_list(load_plugins(), args))
-    for action in ("fetch", "show"):
-        parser = actions.add_parser(action, help=BUILTIN[action], description=BUILTIN[action])
-        _add_source_arguments(parser)
-        parser.set_defaults(handler=_fetch_or_show)
-    return actions
+def register_data_commands(register: RegisterCommand) -> None:
+    """``automl data list [--json]``, ``automl data fetch NAME`` and ``automl data show
+    NAME``."""
+    register("data list", _configure_list, _list, help=HELP["list"])
+    register("data fetch", _add_source_arguments, _fetch, help=HELP["fetch"])
+    register("data show", _add_source_arguments, _show, help=HELP["show"])
+
+
+def _configure_list(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _list(args: argparse.Namespace) -> int:
+    return data_list(load_plugins(), args)
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    return data_fetch(_create_source(load_plugins(), args.name, _params(args.param)), args.name)
+
+
+def _show(args: argparse.Namespace) -> int:
+    return data_show(_create_source(load_plugins(), args.name, _params(args.param)))
 
 
 def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,11 +59,6 @@ def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="a parameter of the source, e.g. -p folder=acc_binary.classification_dense",
     )
-
-
-def _fetch_or_show(args: argparse.Namespace) -> int:
-    source = _create_source(load_plugins(), args.name, _params(args.param))
-    return data_fetch(source, args.name) if args.action == "fetch" else data_show(source)
 
 
 def _params(pairs: Sequence[str]) -> dict[str, str]:

@@ -12,6 +12,7 @@ import threading
 import warnings
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -21,20 +22,14 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wi
 from sklearn.model_selection import cross_val_score
 from sklearn.tree import DecisionTreeClassifier
 
+from automl_core import hookimpl
 from automl_core.cli import main
 from automl_core.contracts import MetaData
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
 from automl_core.history import RunHistory
-from automl_core.metastore import (
-    FolderMetaData,
-    MetaDataSource,
-    Package,
-    converted,
-    is_metadata_folder,
-    load_metadata,
-    save_metadata,
-)
-from automl_core.plugins import Plugins, load_plugins
+from automl_core.hookspecs import RegisterFactory
+from automl_core.metastore import is_metadata_folder, load_metadata, save_metadata
+from automl_core.plugins import LOAD_PLUGINS_ENV, Plugins, load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.runner import (
     HISTORY_FILE,
@@ -46,19 +41,32 @@ from automl_core.runner import (
 )
 from automl_core.space import PoolSpace
 from automl_core.trial import Status, Trial
+from automl_metadata import plugin as metadata_plugin
+from automl_metadata.lookup import TableBenchmark
+from automl_metadata.store import FolderMetaData, MetaDataSource, Package, converted
 
-# The table-lookup objective and the `folder` / `table` names live in automl-metadata, where
-# the meta-data sources live (issue 18); the run loop's side of them is the core's.
-metadata_plugin = pytest.importorskip("automl_metadata.plugin")
-TableBenchmark = pytest.importorskip("automl_metadata.lookup").TableBenchmark
+
+def _never_built() -> NoReturn:
+    raise AssertionError("a benchmark run built a component that it refuses")
+
+
+class NamesOnly:
+    """An ensembler and a meta-feature provider that a benchmark run must refuse by name,
+    before building them."""
+
+    @hookimpl
+    def register_ensemblers(self, register: RegisterFactory[Any]) -> None:
+        register("best-two", _never_built)
+
+    @hookimpl
+    def register_metafeature_providers(self, register: RegisterFactory[Any]) -> None:
+        register("row-count", _never_built)
 
 
 @pytest.fixture
 def plugins() -> Plugins:
-    """The core's defaults, the toy space and the test doubles, and automl-metadata."""
-    from toy_plugin import DoublesPlugin, ToyPlugin
-
-    return load_plugins(extra=[ToyPlugin(), DoublesPlugin(), metadata_plugin], entry_points=False)
+    """The core's defaults, automl-metadata, and the two names a benchmark run refuses."""
+    return load_plugins(extra=[metadata_plugin, NamesOnly()], entry_points=False)
 
 
 DEPTHS = [1, 2, 3, 4, 6, None]
@@ -425,3 +433,15 @@ def test_a_sources_conversion_version_names_its_cache_folder(trees, tmp_path, mo
     assert not Trees().is_converted()
     assert Trees().load().shape == (4, 6) and Trees().is_converted()
     assert not TreesV2().is_converted()
+
+
+def test_the_data_commands_come_with_this_distribution(monkeypatch, capsys):
+    """`automl data list/fetch/show` are automl-metadata's: without it (and without any other
+    plugin's data action) there is no `data` group, and the error names what to install."""
+    monkeypatch.setenv(LOAD_PLUGINS_ENV, "sklearn")
+    assert main(["data", "list"]) == 2
+    assert "'automl data' comes with automl-metadata" in capsys.readouterr().err
+    monkeypatch.setenv(LOAD_PLUGINS_ENV, "openml")  # a data action of another plugin only
+    with pytest.raises(SystemExit):
+        main(["data", "list"])
+    assert "invalid choice: 'list' (choose from 'import-openml')" in capsys.readouterr().err
