@@ -24,16 +24,16 @@ from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
 from automl_core.plugins import KINDS, Plugins, load_plugins
 from automl_core.recipe import check_names, load_recipe
-from automl_core.runner import (
+from automl_core.run_folder import (
     HISTORY_FILE,
     MODEL_FILE,
     RECIPE_FILE,
     RunError,
     RunSummary,
     load_saved_model,
-    run,
-    run_suite,
 )
+from automl_core.runner import run
+from automl_core.suites import run_suite
 
 #: The commands of the core itself; any other is a plugin's (``register_commands``).
 CORE_COMMANDS = ("run", "resume", "validate", "plugins", "show", "predict")

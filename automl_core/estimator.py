@@ -43,7 +43,8 @@ from automl_core.model import TrainedModel
 from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import MEMORY_SOURCE, Recipe, named_recipe, parse_recipe, read_recipe
-from automl_core.runner import HISTORY_FILE, RunSummary, load_saved_model, run
+from automl_core.run_folder import HISTORY_FILE, RunSummary, load_saved_model
+from automl_core.runner import run
 from automl_core.space import pipeline_space
 
 # ---------------------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ def split_time_budget(time_budget: float) -> TimeSplit:
     The search ends ``reserve`` (10%, at least 2 s) before the budget; in-flight trials are
     then killed, so the search cannot run over. What can run over is the refit: members are
     refitted by decreasing weight until the deadline (see
-    :func:`automl_core.runner.refit_members`), but the heaviest one is always refitted. Its
+    :func:`automl_core.finishing.refit_members`), but the heaviest one is always refitted. Its
     trial took at most ``trial`` seconds on two thirds of the rows (a 0.33 holdout), so its
     refit takes about 1.5 times that, twice with a margin for models that grow faster than
     linearly. ``trial`` is therefore a third of ``reserve + tolerance``: the worst refit

@@ -220,7 +220,7 @@ def register_recipes(register: RegisterDocument) -> None:
 
 @hookspec
 def on_run_start(run: Any) -> None:
-    """A run begins; ``run`` is the :class:`~automl_core.runner.RunInfo`."""
+    """A run begins; ``run`` is the :class:`~automl_core.run_folder.RunInfo`."""
 
 
 @hookspec
@@ -233,4 +233,4 @@ def on_trial_end(run: Any, trial: Any, result: Any) -> bool | None:
 
 @hookspec
 def on_run_end(run: Any, summary: Any) -> None:
-    """A run ended; ``summary`` is the :class:`~automl_core.runner.RunSummary`."""
+    """A run ended; ``summary`` is the :class:`~automl_core.run_folder.RunSummary`."""

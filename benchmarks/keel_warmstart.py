@@ -37,7 +37,8 @@ from keel_strategies import DATASETS, METRIC, _read, keel_task, p_text, tied_los
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, run
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
 
 WARM_STARTS = {
     "smbo": {},

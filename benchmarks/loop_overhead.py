@@ -51,7 +51,7 @@ class Timed:
 
 
 def one_run(space, trials: int, seed: int) -> dict[str, float]:
-    """The same steps as runner.search, timed part by part."""
+    """The same steps as automl_core.loop.search, timed part by part."""
     strategy = RandomSearch()
     strategy.setup(SearchContext(space=space, seed=seed))
     executor, evaluator = SequentialExecutor(), TrivialObjective()

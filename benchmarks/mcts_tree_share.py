@@ -32,7 +32,8 @@ from typing import Any
 from automl_core.history import RunHistory
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, run
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
 
 RECIPE = "default-classification"
 DESIGN_ORIGINS = ("default", "initial")

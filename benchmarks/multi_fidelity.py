@@ -28,7 +28,8 @@ from table_lookup import add_grid_arguments, run_grid
 
 from automl_core.contracts import Benchmark
 from automl_core.history import RunHistory
-from automl_core.runner import HISTORY_FILE, RunSummary, normalised_regret
+from automl_core.metrics import normalised_regret
+from automl_core.run_folder import HISTORY_FILE, RunSummary
 from automl_core.space import config_key
 from automl_core.trial import Trial
 

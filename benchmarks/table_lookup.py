@@ -31,9 +31,11 @@ from scipy.stats import rankdata
 
 from automl_core.contracts import Benchmark
 from automl_core.history import RunHistory
+from automl_core.metrics import normalised_regret
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, RunSummary, normalised_regret, run
+from automl_core.run_folder import HISTORY_FILE, RunSummary
+from automl_core.runner import run
 
 CHECKPOINTS = (1, 5, 10, 25, 50, 100, 200, 500)
 

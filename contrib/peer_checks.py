@@ -13,7 +13,8 @@ import numpy as np
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.plugins import Plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, run
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
 from automl_core.space import PipelineSpace, PoolSpace
 from automl_core.trial import Result, Status
 

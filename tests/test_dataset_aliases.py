@@ -11,7 +11,8 @@ from automl_core.contracts import TaskDescription
 from automl_core.dataset import Dataset
 from automl_core.metastore import left_out_datasets
 from automl_core.recipe import parse_recipe
-from automl_core.runner import dataset_aliases, prepare
+from automl_core.setup import prepare
+from automl_core.tasks import DataTask, dataset_aliases
 
 
 @pytest.mark.parametrize(
@@ -54,16 +55,21 @@ def test_the_sources_record_the_openml_name_the_aliases_come_from(reference, ali
     assert dataset_aliases(dataset) == aliases
 
 
-def test_data_in_memory_has_no_alias():
-    data = Dataset("memory:pima", pd.DataFrame({"a": [0, 1]}), [0, 1], "classification", {})
-    assert dataset_aliases(data) == ()
+def test_data_in_memory_has_no_alias(plugins):
+    """Data handed in has only the name its caller chose, which says nothing, even when its
+    info says where it came from."""
+    task = {"dataset": "memory:pima", "resampling": {"holdout": 0.3}}
+    recipe = parse_recipe(toy_recipe(task=task))
+    data = DataTask.given(recipe, plugins, load_sklearn("breast_cancer"))
+    assert data.dataset.name == "memory:pima" and data.description.aliases == ()
+    assert data.fingerprint is not None
 
 
 def test_the_run_hands_the_aliases_to_the_warm_starter(plugins):
     recipe = parse_recipe(toy_recipe(warmstart={"starter": "fixed", "configs": 2}))
     FixedWarmStarter.seen_tasks.clear()
     setup = prepare(recipe, plugins)
-    assert setup.task.aliases == ("breast_cancer", "wdbc")
+    assert setup.task.description.aliases == ("breast_cancer", "wdbc")
     assert FixedWarmStarter.seen_tasks[-1].aliases == ("breast_cancer", "wdbc")
 
 

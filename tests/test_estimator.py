@@ -40,7 +40,10 @@ from automl_core.history import RunHistory
 from automl_core.hookspecs import hookimpl
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, RECIPE_FILE, dataset_fingerprint, prepare, run
+from automl_core.run_folder import HISTORY_FILE, RECIPE_FILE
+from automl_core.runner import run
+from automl_core.setup import prepare
+from automl_core.tasks import dataset_fingerprint
 
 
 def fast_recipe(task: str = "classification") -> dict[str, Any]:

@@ -26,7 +26,8 @@ from automl_core.hookspecs import hookimpl
 from automl_core.metrics import get_metric
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, run
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
 from automl_core.sources import load_dataset
 from automl_core.space import BuildContext, Iterations, PipelineComponent, PipelineSpace, Stage
 from automl_core.trial import Candidate, Result, Status, Trial
@@ -195,11 +196,11 @@ def test_the_strategy_gets_the_recipe_fidelity_and_trials_carry_budgets(tmp_path
 
 
 def test_a_data_task_without_search_fidelity_gets_the_default(plugins, tmp_path):
-    from automl_core.runner import prepare
+    from automl_core.setup import prepare
 
     setup = prepare(parse_recipe(toy_recipe()), plugins)
     assert setup.strategy.context.fidelity == DEFAULT_DATA_FIDELITY
-    assert setup.evaluator.fidelity == DEFAULT_DATA_FIDELITY.kind
+    assert setup.task.evaluator.fidelity == DEFAULT_DATA_FIDELITY.kind
 
 
 def test_best_ranks_the_largest_budget_first_and_each_configuration_once(tmp_path):

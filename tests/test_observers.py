@@ -13,7 +13,8 @@ from automl_core.history import RunHistory
 from automl_core.observers import ObserverWarning
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, MODEL_FILE, run
+from automl_core.run_folder import HISTORY_FILE, MODEL_FILE
+from automl_core.runner import run
 
 
 class StopAfter:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 from toy_plugin import DoublesPlugin, FailingStrategy, FixedPolicySelector, ToyPlugin, toy_recipe
 
-from automl_core import hookimpl, runner
+from automl_core import hookimpl
 from automl_core.contracts import Policy
 from automl_core.errors import PluginError, RecipeError
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import DEFAULT_POLICY_SELECTOR, check_names, parse_recipe
-from automl_core.runner import HISTORY_FILE, prepare, run
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
+from automl_core.setup import HALVING_STRATEGY, policy_strategy, prepare
 
 
 def auto_recipe(resampling: object = "auto") -> dict:
@@ -46,9 +48,9 @@ def test_the_selector_sees_the_training_split_and_its_choice_is_used(plugins, tm
     setup = prepare(recipe, plugins)
     task, budget = FixedPolicySelector.seen[-1]
     assert budget == 60
-    assert task.n_rows == setup.data.train.n_rows and task.n_features == 30
-    assert setup.data.evaluator.resampling.kind == "cv"
-    assert setup.data.evaluator.resampling.folds == 3
+    assert task.n_rows == setup.task.train.n_rows and task.n_features == 30
+    assert setup.task.evaluator.resampling.kind == "cv"
+    assert setup.task.evaluator.resampling.folds == 3
     run(recipe, tmp_path / "run", plugins=plugins)
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         policy = history.get_meta("policy")
@@ -103,7 +105,7 @@ def test_a_resumed_run_keeps_the_policy_its_trials_were_run_with(plugins, tmp_pa
     registration = plugins.get("policy_selector", "fixed-policy")
     original = registration.obj
     setups = []
-    real_prepare = runner.prepare
+    real_prepare = prepare
 
     def recording_prepare(*args, **kwargs):
         setups.append(real_prepare(*args, **kwargs))
@@ -120,8 +122,8 @@ def test_a_resumed_run_keeps_the_policy_its_trials_were_run_with(plugins, tmp_pa
         object.__setattr__(registration, "obj", original)
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         assert history.get_meta("policy")["name"] == "cv3"
-    assert setups[-1].data.policy.name == "cv3"
-    assert setups[-1].data.evaluator.resampling.folds == 3
+    assert setups[-1].task.policy.name == "cv3"
+    assert setups[-1].task.evaluator.resampling.folds == 3
 
 
 class RacingStrategy(FailingStrategy):
@@ -148,7 +150,7 @@ RACING_PLUGINS = load_plugins(
     ("strategy", "params", "halving", "used"),
     [
         ("random", {"max_retries": 3}, False, "random"),
-        ("random", {"max_retries": 3}, True, runner.HALVING_STRATEGY),
+        ("random", {"max_retries": 3}, True, HALVING_STRATEGY),
         ("hyperband", {"eta": 2}, True, "hyperband"),
         ("asha", {}, True, "asha"),
     ],
@@ -159,7 +161,7 @@ def test_a_halving_policy_switches_only_a_strategy_that_does_not_race(
     """A strategy that already races candidates over budgets keeps its name and parameters;
     any other is replaced by successive halving, without the replaced one's parameters."""
     recipe = parse_recipe(toy_recipe(search={"strategy": strategy, "params": params}))
-    chosen = runner.policy_strategy(recipe, Policy("p", {"cv": 3}, halving), RACING_PLUGINS)
+    chosen = policy_strategy(recipe, Policy("p", {"cv": 3}, halving), RACING_PLUGINS)
     assert chosen.name == used
     assert chosen.params == (params if used == strategy else {})
-    assert runner.policy_strategy(recipe, None, RACING_PLUGINS) is recipe.search.strategy
+    assert policy_strategy(recipe, None, RACING_PLUGINS) is recipe.search.strategy

@@ -15,7 +15,8 @@ from toy_plugin import toy_recipe
 from automl_core.builtins.processes import ProcessExecutor
 from automl_core.history import RunHistory
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, run
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
 from automl_core.trial import Status, Trial
 
 

@@ -17,7 +17,8 @@ from automl_core.cli import main
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory
 from automl_core.recipe import parse_recipe
-from automl_core.runner import ELAPSED, HISTORY_FILE, run
+from automl_core.run_folder import ELAPSED, HISTORY_FILE
+from automl_core.runner import run
 from automl_core.trial import Trial
 
 

@@ -15,7 +15,9 @@ from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError
 from automl_core.history import RunHistory
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, RunError, run, split_test
+from automl_core.run_folder import HISTORY_FILE, RunError
+from automl_core.runner import run
+from automl_core.tasks import split_test
 
 
 def history_of(run_dir):

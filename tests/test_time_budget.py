@@ -18,24 +18,24 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import make_classification
 from toy_plugin import BestTwoEnsembler, ToyPlugin, toy_recipe
 
-from automl_core import runner
+from automl_core import finishing
 from automl_core.builtins.processes import ProcessExecutor
 from automl_core.estimator import AutoMLClassifier, split_time_budget
-from automl_core.history import RunHistory, StoredTrial
-from automl_core.hookspecs import hookimpl
-from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.runner import (
-    HISTORY_FILE,
+from automl_core.finishing import (
     REFIT_SAFETY,
-    prepare,
     refit_estimate,
     refit_members,
     refit_order,
     refit_plan,
-    run,
     too_slow_to_refit,
 )
+from automl_core.history import RunHistory, StoredTrial
+from automl_core.hookspecs import hookimpl
+from automl_core.plugins import load_plugins
+from automl_core.recipe import parse_recipe
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
+from automl_core.setup import prepare
 from automl_core.space import PipelineComponent
 from automl_core.trial import Status, Trial
 
@@ -176,38 +176,39 @@ def test_a_run_ends_at_its_wall_time_with_its_trials_killed(tmp_path):
 
 @pytest.fixture
 def data(plugins):
-    """The toy task on breast cancer, and two configurations of it."""
+    """The evaluator of the toy task on breast cancer, and three configurations of it."""
     working = {"include": {"classifier": ["decision_tree"]}}
     setup = prepare(
         parse_recipe(toy_recipe(space={"name": "toy-classification", "params": working})),
         plugins,
     )
     configs = setup.space.sample(np.random.default_rng(0), 3)
-    return setup.data, configs
+    return setup.task.evaluator, configs
 
 
 def test_without_a_deadline_every_member_is_refitted_in_order(data):
-    task, configs = data
-    refitted = refit_members(task, configs, np.array([0.2, 0.5, 0.3]), seed=0)
+    evaluator, configs = data
+    refitted = refit_members(evaluator, configs, np.array([0.2, 0.5, 0.3]), seed=0)
     assert refitted.kept == [0, 1, 2] and refitted.dropped == []
     assert all(hasattr(e, "predict") for e in refitted.estimators.values())
     assert refitted.seconds > 0
 
 
 def test_at_the_deadline_only_the_heaviest_member_is_refitted(data):
-    task, configs = data
+    evaluator, configs = data
+    weights = np.array([0.2, 0.5, 0.3])
     refitted = refit_members(
-        task, configs, np.array([0.2, 0.5, 0.3]), 0, deadline=time.monotonic(), estimates=[0.1] * 3
+        evaluator, configs, weights, 0, deadline=time.monotonic(), estimates=[0.1] * 3
     )
     assert refitted.kept == [1] and refitted.dropped == [2, 0]
-    unestimated = refit_members(task, configs, np.array([0.2, 0.5, 0.3]), 0, time.monotonic())
+    unestimated = refit_members(evaluator, configs, np.array([0.2, 0.5, 0.3]), 0, time.monotonic())
     assert unestimated.kept == [1]
 
 
 def test_members_that_would_end_past_the_deadline_are_dropped_by_their_estimate(data):
-    task, configs = data
+    evaluator, configs = data
     refitted = refit_members(
-        task,
+        evaluator,
         configs,
         np.array([0.2, 0.5, 0.3]),
         0,
@@ -248,23 +249,23 @@ def test_the_plan_and_the_refit_fit_the_best_trial_first_member_or_not():
 def test_at_the_deadline_the_best_trial_is_kept_not_the_heaviest(data):
     """The fallback must exist: a heavier member overrunning cannot leave a worse trial as
     the only refitted model."""
-    task, configs = data
+    evaluator, configs = data
     refitted = refit_members(
-        task, configs[:2], np.array([0.3, 0.7]), 0, time.monotonic(), [0.1, 0.1], first=0
+        evaluator, configs[:2], np.array([0.3, 0.7]), 0, time.monotonic(), [0.1, 0.1], first=0
     )
     assert refitted.kept == [0] and refitted.dropped == [1]
 
 
 def test_a_refit_is_estimated_from_the_trial_fit_time_per_row(data):
-    task, configs = data
-    fitted_rows = sum(len(train) for train, _ in task.evaluator.splits)
+    evaluator, configs = data
+    fitted_rows = sum(len(train) for train, _ in evaluator.splits)
     stored = StoredTrial(Trial(0, configs[0]), "ok", 0.1, fit_time=2.0, duration=3.0)
-    expected = 2.0 * task.train.n_rows / fitted_rows * REFIT_SAFETY
-    assert refit_estimate(stored, task) == pytest.approx(expected)
+    expected = 2.0 * evaluator.dataset.n_rows / fitted_rows * REFIT_SAFETY
+    assert refit_estimate(stored, evaluator) == pytest.approx(expected)
     half = StoredTrial(Trial(1, configs[0], budget=0.5), "ok", 0.1, fit_time=2.0)
-    assert refit_estimate(half, task) == pytest.approx(2 * expected)
+    assert refit_estimate(half, evaluator) == pytest.approx(2 * expected)
     no_fit_time = StoredTrial(Trial(2, configs[0]), "ok", 0.1, duration=2.0)
-    assert refit_estimate(no_fit_time, task) == pytest.approx(expected)
+    assert refit_estimate(no_fit_time, evaluator) == pytest.approx(expected)
 
 
 def test_an_ensemble_that_cannot_be_refitted_in_time_is_chosen_again_without_the_late(
@@ -295,8 +296,8 @@ def test_a_refit_that_overruns_its_plan_saves_the_best_trial(plugins, tmp_path, 
     """When a refit takes longer than estimated (the plan said every member fits) and the
     deadline has passed, the best trial (refitted first) is the model, never a renormalised
     remainder, with a warning that names the member left out."""
-    monkeypatch.setattr(runner, "too_slow_to_refit", lambda *args: [])
-    monkeypatch.setattr(runner, "refit_estimate", lambda *args: 0.0)  # "fits in no time"
+    monkeypatch.setattr(finishing, "too_slow_to_refit", lambda *args: [])
+    monkeypatch.setattr(finishing, "refit_estimate", lambda *args: 0.0)  # "fits in no time"
     recipe = parse_recipe(toy_recipe(ensemble="best-two", budget={"trials": 3}))
     with pytest.warns(UserWarning, match=r"no time to refit 1 of the 2 planned refits: trial"):
         summary = run(recipe, tmp_path / "late", plugins=plugins, deadline=time.monotonic())

@@ -50,15 +50,10 @@ from automl_core.history import RunHistory, rank_key
 from automl_core.metrics import get_metric
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import Recipe, apply_overrides, check_names, parse_recipe
-from automl_core.runner import (
-    HISTORY_FILE,
-    RECIPE_FILE,
-    RunSummary,
-    finished_summary,
-    load_task_data,
-    run,
-    safe_folder_name,
-)
+from automl_core.run_folder import HISTORY_FILE, RECIPE_FILE, RunSummary, finished_summary
+from automl_core.runner import run
+from automl_core.suites import safe_folder_name
+from automl_core.tasks import load_task_data
 from automl_core.trial import Result, Status, Trial
 
 PLAN_FILE = "ablation.json"

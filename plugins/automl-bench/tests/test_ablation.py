@@ -242,7 +242,7 @@ def test_an_unknown_suite_lists_the_registered_ones() -> None:
 
 
 def test_a_fixed_split_seed_gives_every_seed_the_same_test_rows(tmp_path: Path) -> None:
-    from automl_core.runner import load_task_data
+    from automl_core.tasks import load_task_data
 
     plugins = load_plugins()
 

@@ -14,7 +14,8 @@ from sklearn.datasets import load_breast_cancer
 from automl_core.metrics import get_metric
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import MODEL_FILE, run
+from automl_core.run_folder import MODEL_FILE
+from automl_core.runner import run
 from automl_ensemble import CaruanaEnsemble
 from automl_ensemble import plugin as ensemble_plugin
 

@@ -20,7 +20,9 @@ from automl_core.history import RunHistory, StoredTrial
 from automl_core.metrics import get_metric
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, finalise, load_saved_model, prepare, run
+from automl_core.run_folder import HISTORY_FILE, load_saved_model
+from automl_core.runner import finalise, run
+from automl_core.setup import prepare
 from automl_core.trial import Result, Status, Trial
 from automl_ensemble import CaruanaEnsemble
 from automl_ensemble import plugin as ensemble_plugin
@@ -118,11 +120,11 @@ def test_the_reported_failure_keeps_the_best_trial(plugins, tmp_path, caruana_re
         for trial_id, config in enumerate(configs[:3]):
             trial = Trial(trial_id, config)
             history.start(trial)
-            result = setup.evaluator.evaluate(trial)
+            result = setup.task.evaluator.evaluate(trial)
             assert result.ok, result.error
             result.fit_time = 60.0  # looks too slow to refit before the deadline
             history.finish(trial, result)
-        y = setup.data.evaluator.validation_targets
+        y = setup.task.evaluator.validation_targets
         hair = np.full((len(y), 2), 0.5)
         hair[np.arange(len(y)), 1 - y] += 1e-3  # the wrong class, by a hair
         injected = Trial(3, configs[3])

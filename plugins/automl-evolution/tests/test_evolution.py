@@ -21,7 +21,7 @@ from automl_core.contracts import MetaData, SearchContext, SearchStrategy, WarmS
 from automl_core.history import RunHistory
 from automl_core.metastore import save_metadata
 from automl_core.plugins import load_plugins
-from automl_core.runner import HISTORY_FILE
+from automl_core.run_folder import HISTORY_FILE
 from automl_core.space import PipelineSpace, PoolSpace, config_key
 from automl_core.trial import Candidate, Result, Status, Trial
 from automl_evolution import plugin as evolution_plugin

@@ -19,7 +19,8 @@ from automl_core.contracts import Evaluator
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, run
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
 from automl_core.trial import Result, Status, Trial
 from automl_executor_dask.executor import DaskExecutor
 

@@ -15,7 +15,7 @@ from sklearn.ensemble import RandomForestRegressor
 from automl_core.cli import main
 from automl_core.contracts import Fidelity, SearchContext, Surrogate, WarmStart
 from automl_core.history import RunHistory
-from automl_core.runner import HISTORY_FILE
+from automl_core.run_folder import HISTORY_FILE
 from automl_core.space import PipelineComponent, PipelineSpace, PoolSpace, Stage
 from automl_core.trial import Result, Status, Trial
 from automl_halving.schedule import Rung, halving_bracket, hyperband_brackets, rung_budgets

@@ -7,7 +7,7 @@ import yaml
 
 from automl_core.cli import main
 from automl_core.history import RunHistory
-from automl_core.runner import HISTORY_FILE
+from automl_core.run_folder import HISTORY_FILE
 
 RECIPE = {
     "name": "mosaic",

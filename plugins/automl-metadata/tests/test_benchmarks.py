@@ -16,7 +16,9 @@ from automl_core.history import RunHistory
 from automl_core.metastore import load_metadata
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, run, run_suite
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
+from automl_core.suites import run_suite
 from automl_core.trial import Status, Trial
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.store import metadata_dir

@@ -10,7 +10,8 @@ import pytest
 from automl_core.history import RunHistory
 from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, run
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
 from automl_metafeatures import feature_names
 
 

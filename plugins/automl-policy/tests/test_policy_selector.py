@@ -11,7 +11,9 @@ from automl_core.contracts import TaskDescription
 from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.runner import HISTORY_FILE, prepare, run
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
+from automl_core.setup import prepare
 from automl_policy.auto_sklearn_2 import AutoSklearn2Selector, grid_budget, simulated_losses
 from automl_policy.lcdb_runs import INNER_SPLITS, OUTER_SPLITS, Runs
 from automl_policy.selector import PairwiseSelector
@@ -177,9 +179,9 @@ def test_resampling_auto_runs_on_real_data_and_records_the_policy(tmp_path):
     }
     recipe = parse_recipe(document)
     setup = prepare(recipe, plugins)
-    policy = setup.data.policy
+    policy = setup.task.policy
     expected_kind = "cv" if "cv" in policy.resampling else "holdout"
-    assert setup.data.evaluator.resampling.kind == expected_kind
+    assert setup.task.evaluator.resampling.kind == expected_kind
     run(recipe, tmp_path / "run", plugins=plugins)
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         stored = history.get_meta("policy")

@@ -1,0 +1,327 @@
+"""After the search on data: choose the final model, refit it, score it on the test rows,
+save it.
+
+The final model is the best trial, or the recipe's ensemble when it beats the best trial on
+the validation rows (:mod:`automl_core.final_model`) and its members can be refitted before
+the run's deadline. Under a deadline the best trial is refitted first: it is the model a run
+must always be able to save.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+from sklearn.base import clone
+
+from automl_core.contracts import Ensembler
+from automl_core.dataset import Dataset
+from automl_core.evaluator import PipelineEvaluator, score_all
+from automl_core.final_model import EnsemblerError, FinalChoice, Scored, choose_final_model
+from automl_core.history import RunHistory, StoredTrial, rank_key
+from automl_core.model import TrainedModel
+from automl_core.plugins import Plugins
+from automl_core.recipe import Recipe
+from automl_core.run_folder import MODEL_FILE, RunSummary
+from automl_core.space import BuildContext
+
+#: How many of the best trials an ensembler may choose from.
+ENSEMBLE_POOL = 50
+#: A member's refit time is estimated as its trial's fit time scaled to all the training rows,
+#: times this margin: fits grow faster than linearly in rows for some models (kernel SVMs,
+#: nearest neighbours' index), and the driver may be busier than the worker was.
+REFIT_SAFETY = 1.5
+
+
+@dataclass
+class Finishing:
+    """What finishing a run needs besides its task and history."""
+
+    recipe: Recipe
+    plugins: Plugins
+    run_dir: Path
+    #: A ``time.monotonic()`` value the refit must end by (None: no deadline).
+    deadline: float | None = None
+
+
+@dataclass
+class Refitted:
+    """The members refitted on all training rows, and those left out for lack of time."""
+
+    #: Fitted estimators by position in the configurations offered.
+    estimators: dict[int, Any]
+    #: Positions of the members left out for lack of time, in refit order.
+    dropped: list[int]
+    seconds: float
+
+    @property
+    def kept(self) -> list[int]:
+        """Positions refitted, in refit order."""
+        return list(self.estimators)
+
+
+def refit_order(weights: np.ndarray, first: int | None = None) -> list[int]:
+    """The order refits go in under a deadline: ``first`` (the best trial, the fallback a
+    run must always be able to save), then the others by decreasing weight, so the time goes
+    to the members that matter most."""
+    by_weight = [int(i) for i in np.argsort(-np.asarray(weights, dtype=float), kind="stable")]
+    return by_weight if first is None else [first, *(i for i in by_weight if i != first)]
+
+
+def refit_plan(
+    members: list[StoredTrial], weights: np.ndarray, best: StoredTrial
+) -> tuple[list[StoredTrial], np.ndarray]:
+    """What a refit under a deadline fits, the best trial at position 0 (weight 0 when it is
+    not a member: it is the fallback), then the other members. The plan that chooses the
+    ensemble and the refit that follows use this one list, so the time the plan counts is
+    the time the refit spends."""
+    weights = np.asarray(weights, dtype=float)
+    others = [i for i, t in enumerate(members) if t.trial.id != best.trial.id]
+    own = [float(weights[i]) for i, t in enumerate(members) if t.trial.id == best.trial.id]
+    plan = [best, *(members[i] for i in others)]
+    return plan, np.array([own[0] if own else 0.0, *(float(weights[i]) for i in others)])
+
+
+def refit_members(
+    evaluator: PipelineEvaluator,
+    configs: list[dict[str, Any]],
+    weights: np.ndarray,
+    seed: int,
+    deadline: float | None = None,
+    estimates: list[float] | None = None,
+    first: int | None = None,
+) -> Refitted:
+    """Refit the members on all the evaluator's training rows, within ``deadline`` when one
+    is given.
+
+    With a deadline (a ``time.monotonic()`` value) the members are refitted in
+    :func:`refit_order`; a member whose ``estimates`` (seconds, see :func:`refit_estimate`)
+    would take it past the deadline is left out. The first in that order is always refitted:
+    a run must leave a model. Without a deadline every member is refitted, in the order
+    given. What the kept members weigh is the caller's choice (the ensemble is selected again
+    over them).
+    """
+    started = time.monotonic()
+    order = list(range(len(configs))) if deadline is None else refit_order(weights, first)
+    guesses = estimates if estimates is not None else [0.0] * len(configs)
+    context = BuildContext(task=evaluator.task, seed=seed)
+    estimators: dict[int, Any] = {}
+    dropped: list[int] = []
+    for position in order:
+        late = deadline is not None and time.monotonic() + guesses[position] > deadline
+        if estimators and late:
+            dropped.append(position)
+            continue
+        estimators[position] = _fit_member(evaluator, configs[position], context)
+    return Refitted(estimators, dropped, time.monotonic() - started)
+
+
+def too_slow_to_refit(
+    estimates: list[float], weights: np.ndarray, seconds_left: float, first: int | None = None
+) -> list[int]:
+    """The positions :func:`refit_members` would leave out if every refit took its estimate:
+    the same :func:`refit_order`, the first always, each later one only if it ends within
+    ``seconds_left``."""
+    spent, late = 0.0, []
+    for rank, position in enumerate(refit_order(weights, first)):
+        if rank and spent + estimates[position] > seconds_left:
+            late.append(position)
+        else:
+            spent += estimates[position]
+    return late
+
+
+def _fit_member(evaluator: PipelineEvaluator, config: dict[str, Any], context: BuildContext) -> Any:
+    model = clone(evaluator.space.build(config, context))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(evaluator.dataset.X, evaluator.y)
+    return model
+
+
+def refit_estimate(stored: StoredTrial, evaluator: PipelineEvaluator) -> float:
+    """Seconds a trial's configuration is expected to take to fit on all training rows: the
+    trial's fit time (summed over its folds) per row it was fitted on, times the training
+    rows, times :data:`REFIT_SAFETY`. A trial at a reduced budget fitted on (or iterated
+    over) that fraction, so its time is scaled up by the budget too."""
+    fitted_rows = float(sum(len(train) for train, _ in evaluator.splits))
+    budget = stored.trial.budget
+    if budget is not None and 0 < budget < 1:
+        fitted_rows *= budget
+    seconds = stored.fit_time if stored.fit_time else (stored.duration or 0.0)
+    return seconds * evaluator.dataset.n_rows / max(fitted_rows, 1.0) * REFIT_SAFETY
+
+
+class FinalModelChooser:
+    """Chooses the final model's trials from a run's history (see
+    :mod:`automl_core.final_model`): the best trial, or the ensembler's choice when it beats
+    the best trial on the validation rows and its members can be refitted in time."""
+
+    def __init__(
+        self,
+        history: RunHistory,
+        evaluator: PipelineEvaluator,
+        ensembler: Ensembler | None = None,
+        ensembler_name: str = "",
+    ) -> None:
+        self.history, self.evaluator = history, evaluator
+        self.ensembler, self.ensembler_name = ensembler, ensembler_name
+
+    def choose(self, deadline: float | None = None) -> FinalChoice:
+        """The final model's members among the best :data:`ENSEMBLE_POOL` trials."""
+        best = self.history.best(ENSEMBLE_POOL if self.ensembler is not None else 1)
+        if not best:
+            return FinalChoice([], np.ones(0), reason="no finished trial")
+        if self.ensembler is None or len(best) < 2:
+            return FinalChoice(best[:1], np.ones(1))
+        return self._among(best, deadline)
+
+    def among(self, trials: list[StoredTrial]) -> FinalChoice:
+        """The choice made again over ``trials`` (best first), with no deadline: the members
+        actually refitted when a refit took longer than estimated."""
+        if self.ensembler is None or len(trials) < 2:
+            return FinalChoice(trials[:1], np.ones(min(1, len(trials))))
+        return self._among(trials, None)
+
+    def _among(self, trials: list[StoredTrial], deadline: float | None) -> FinalChoice:
+        assert self.ensembler is not None
+        evaluator = self.evaluator
+        slow: list[int] = []
+        if deadline is not None:  # a member that alone outlasts the time left never fits
+            left = max(deadline - time.monotonic(), 0.0)
+            slow = [t.trial.id for t in trials[1:] if refit_estimate(t, evaluator) > left]
+            trials = [t for t in trials if t.trial.id not in slow]
+        scored = [
+            Scored(t, p) for t in trials if (p := self.history.predictions(t.trial.id)) is not None
+        ]
+        if not scored or scored[0].trial is not trials[0]:
+            return FinalChoice(
+                trials[:1], np.ones(1), reason="the best trial: its predictions are not stored"
+            )
+
+        def too_slow(members: list[StoredTrial], weights: np.ndarray) -> list[StoredTrial]:
+            assert deadline is not None
+            plan, plan_weights = refit_plan(members, weights, trials[0])
+            estimates = [refit_estimate(t, evaluator) for t in plan]
+            late = too_slow_to_refit(estimates, plan_weights, deadline - time.monotonic(), 0)
+            return [plan[i] for i in late]
+
+        try:
+            return choose_final_model(
+                scored,
+                self.ensembler,
+                evaluator.validation_targets,
+                evaluator.metric,
+                too_slow if deadline is not None else None,
+                left_out_for_time=slow,
+            )
+        except EnsemblerError as error:  # a plugin's bug must not cost the run its model
+            name = self.ensembler_name or "?"
+            headline = str(error).splitlines()[0]
+            warnings.warn(
+                f"ensembler {name!r} failed; the best trial is the final model: {error}",
+                stacklevel=3,
+            )
+            reason = f"the best trial: ensembler {name!r} failed: {headline}"
+            return FinalChoice(trials[:1], np.ones(1), reason=reason)
+
+
+def final_model_chooser(
+    history: RunHistory, evaluator: PipelineEvaluator, recipe: Recipe, plugins: Plugins
+) -> FinalModelChooser:
+    """The chooser of a run on data, with the recipe's ensembler when it names one."""
+    ref = recipe.ensemble
+    ensembler = plugins.create("ensembler", ref.name, ref.params) if ref is not None else None
+    return FinalModelChooser(history, evaluator, ensembler, ref.name if ref else "")
+
+
+def save_final_model(
+    summary: RunSummary,
+    chooser: FinalModelChooser,
+    choice: FinalChoice,
+    test: Dataset | None,
+    saved: dict[str, Any],
+    finishing: Finishing,
+) -> None:
+    """Refit the final model on all training rows, score it on the ``test`` rows, save it
+    with ``saved`` (what ``automl predict`` checks: features, target) and the recipe.
+
+    Under a deadline the best trial is refitted first, whether it is a member or not: it is
+    the model saved when the deadline leaves too little time for the chosen one. When a
+    member could not be refitted in time, the choice is made again over those that were
+    (with time left; once the deadline has passed, the best trial alone)."""
+    evaluator, deadline = chooser.evaluator, finishing.deadline
+    best = chooser.history.best(1)[0]
+    plan, weights, first = list(choice.members), np.asarray(choice.weights, dtype=float), None
+    if deadline is not None:
+        plan, weights = refit_plan(choice.members, choice.weights, best)
+        first = 0
+    estimates = [refit_estimate(t, evaluator) for t in plan]
+    configs = [dict(t.trial.config) for t in plan]
+    seed = finishing.recipe.seed
+    refitted = refit_members(evaluator, configs, weights, seed, deadline, estimates, first)
+    summary.refit_seconds = refitted.seconds
+    by_trial = {plan[i].trial.id: e for i, e in refitted.estimators.items()}
+    final = choice
+    if refitted.dropped:
+        if deadline is not None and time.monotonic() >= deadline:
+            final = FinalChoice(
+                [best], np.ones(1), reason="the best trial: the refit ran out of time"
+            )
+        else:
+            final = chooser.among(sorted((plan[i] for i in refitted.kept), key=rank_key))
+        _record_dropped(summary, plan, weights, estimates, refitted, final)
+    model = TrainedModel(
+        evaluator.task,
+        [by_trial[t.trial.id] for t in final.members],
+        final.weights,
+        evaluator.label_encoder,
+        [dict(t.trial.config) for t in final.members],
+    )
+    if test is not None:
+        summary.test_scores = _test_scores(model, test)
+    path = finishing.run_dir / MODEL_FILE
+    joblib.dump({"model": model, "recipe": finishing.recipe.raw, **saved}, path)
+    summary.model_path = str(path)
+
+
+def _test_scores(model: TrainedModel, test: Dataset) -> dict[str, float]:
+    encoder = model.label_encoder
+    y_test = encoder.transform(test.y) if encoder is not None else np.asarray(test.y, float)
+    return score_all(model.task, y_test, model.raw_predictions(test.X))
+
+
+def _record_dropped(
+    summary: RunSummary,
+    plan: list[StoredTrial],
+    weights: np.ndarray,
+    estimates: list[float],
+    refitted: Refitted,
+    final: FinalChoice,
+) -> None:
+    """Say in the summary (and a warning) which members the deadline left out; the
+    ensemble's weights become those of the model actually saved."""
+    summary.dropped_members = [
+        {
+            "trial": plan[i].trial.id,
+            "weight": float(weights[i]),
+            "estimated_seconds": round(estimates[i], 3),
+        }
+        for i in refitted.dropped
+    ]
+    summary.record_choice(final)
+    left_out = ", ".join(
+        f"trial {d['trial']} (weight {d['weight']:.3f}, ~{d['estimated_seconds']:.1f}s)"
+        for d in summary.dropped_members
+    )
+    warnings.warn(
+        f"the deadline left no time to refit {len(refitted.dropped)} of the "
+        f"{len(plan)} planned refits: {left_out}; the final model was chosen again among "
+        f"the {len(refitted.kept)} refitted: {final.reason}",
+        stacklevel=4,
+    )

@@ -1,0 +1,148 @@
+"""The search loop: ask, execute, store, tell, until a budget ends.
+
+It keeps ``executor.capacity`` trials in flight and stops at the first budget reached
+(trials or wall time), when the strategy has nothing left to ask, or when an observer asks
+to stop. A strategy that raises ends the loop with a :class:`StrategyError`; everything
+already evaluated is in the history by then.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+import warnings
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Any
+
+from automl_core.contracts import SearchStrategy
+from automl_core.errors import AutoMLError
+from automl_core.history import RunHistory
+from automl_core.observers import Observers
+from automl_core.run_folder import ELAPSED, RunInfo
+from automl_core.setup import Setup
+from automl_core.trial import Result, Status, Trial
+
+
+class Budget:
+    """Counts trials and seconds; says when the search must stop asking."""
+
+    def __init__(self, trials: int | None, seconds: float | None, spent: float = 0.0) -> None:
+        self.trials = trials
+        self.seconds = seconds
+        self.started = time.monotonic() - spent  # a resumed run counts the time already spent
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def remaining_seconds(self) -> float | None:
+        return None if self.seconds is None else max(0.0, self.seconds - self.elapsed())
+
+    def exhausted(self, asked: int) -> str | None:
+        if self.trials is not None and asked >= self.trials:
+            return "trial budget reached"
+        if self.seconds is not None and self.elapsed() >= self.seconds:
+            return "wall-time budget reached"
+        return None
+
+
+def search(
+    setup: Setup,
+    history: RunHistory,
+    observers: Observers,
+    info: RunInfo,
+    requeued: list[Trial] | None = None,
+) -> str:
+    """Ask, execute, store and tell until a budget ends or an observer asks to stop; returns
+    why it stopped.
+
+    ``requeued`` are trials of an interrupted run that never finished: they run first, under
+    their own ids, before the strategy is asked for new ones. A stop asked by an observer is
+    graceful: nothing new is asked, the trials running finish and are stored.
+    """
+    budget = Budget(
+        setup.recipe.budget.trials, setup.recipe.budget.wall_time, history.get_meta(ELAPSED, 0.0)
+    )
+    evaluator = setup.task.evaluator
+    in_flight: dict[Future[Result], Trial] = {}
+    waiting = list(requeued or [])
+    asked = history.count()
+    stopped = ""
+    while True:
+        while len(in_flight) < max(1, setup.executor.capacity) and not stopped:
+            if waiting:
+                trial = waiting.pop(0)
+            else:
+                stopped = budget.exhausted(asked) or ""
+                if stopped:
+                    break
+                candidate = call_plugin("search strategy", "ask", setup.strategy.ask)
+                if candidate is None:
+                    stopped = "search space exhausted"
+                    break
+                trial = Trial.from_candidate(asked, candidate)
+                asked += 1
+            history.start(trial)
+            in_flight[setup.executor.submit(evaluator, trial)] = trial
+        if not in_flight:
+            return stopped
+        done, _ = wait(
+            list(in_flight), timeout=budget.remaining_seconds(), return_when=FIRST_COMPLETED
+        )
+        if not done:  # wall time ran out with trials still running
+            for future, trial in in_flight.items():
+                future.cancel()
+                history.finish(
+                    trial, Result.failure(Status.TIMEOUT, "stopped at the run's wall time")
+                )
+            return "wall-time budget reached"
+        for future in done:
+            trial = in_flight.pop(future)
+            result = _result_of(future)
+            history.finish(trial, result)
+            history.set_meta(ELAPSED, budget.elapsed())
+            tell = setup.strategy.tell
+            call_plugin("search strategy", "tell", tell, trial, result.without_predictions())
+            stopped = stopped or observers.trial_end(info, trial, result) or ""
+
+
+def replay(setup: Setup, history: RunHistory) -> list[Trial]:
+    """Tell the strategy every finished trial of an interrupted run, in order; return the
+    trials that were running when it stopped, to be run again."""
+    for stored in history.trials(finished_only=True):
+        call_plugin("search strategy", "tell", setup.strategy.tell, stored.trial, stored.result())
+    history.set_meta("resumed_at", [*history.get_meta("resumed_at", []), time.time()])
+    return [stored.trial for stored in history.running()]
+
+
+def close_strategy(strategy: SearchStrategy) -> None:
+    """``strategy.close()``; a failure there is logged, not allowed to lose the run."""
+    try:
+        strategy.close()
+    except Exception:
+        warnings.warn(
+            f"the search strategy failed to close:\n{traceback.format_exc()}", stacklevel=2
+        )
+
+
+class StrategyError(AutoMLError):
+    """A plugin component raised inside the loop."""
+
+
+def call_plugin(what: str, method: str, function: Any, *args: Any) -> Any:
+    """``function(*args)``; an exception becomes a :class:`StrategyError` naming ``what``
+    raised in ``method``, with its traceback."""
+    try:
+        return function(*args)
+    except Exception as error:
+        raise StrategyError(
+            f"the {what} raised in {method}(): {type(error).__name__}: {error}\n"
+            + "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        ) from error
+
+
+def _result_of(future: Future[Result]) -> Result:
+    try:
+        return future.result()
+    except Exception as error:  # the executor itself failed, not the pipeline
+        text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        return Result.failure(Status.CRASHED, f"executor error: {text}")

@@ -1,0 +1,205 @@
+"""The composition root: a recipe's names resolved into the components of one run.
+
+:func:`prepare` builds, in DESIGN.md's data-flow order, the task (its data, space and
+evaluator), the warm start, the search strategy and the executor. Nothing else in the core
+creates components from names, so this is where a reader looks to see what a recipe turns
+into.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from automl_core.contracts import (
+    Benchmark,
+    Executor,
+    Policy,
+    SearchContext,
+    SearchStrategy,
+    WarmStart,
+)
+from automl_core.dataset import Dataset
+from automl_core.history import RunHistory
+from automl_core.plugins import Plugins
+from automl_core.recipe import ComponentRef, Recipe, check_names, component_refs
+from automl_core.space import SearchSpace
+from automl_core.tasks import Task, build_task
+
+#: The strategy a policy of successive halving switches to, unless the recipe's strategy
+#: races budgets itself (``SearchStrategy.races_budgets``); plugin automl-halving's.
+HALVING_STRATEGY = "successive_halving"
+
+
+@dataclass
+class Setup:
+    """Everything resolved from a recipe, ready to run."""
+
+    recipe: Recipe
+    task: Task
+    strategy: SearchStrategy
+    executor: Executor
+    warm_start: WarmStart | None = None
+    #: The strategy as run: the recipe's, or the one a policy switched to.
+    strategy_ref: ComponentRef | None = None
+
+    @property
+    def space(self) -> SearchSpace:
+        return self.task.space
+
+    @property
+    def metric_name(self) -> str:
+        return self.task.description.metric
+
+
+def prepare(
+    recipe: Recipe,
+    plugins: Plugins,
+    benchmark: Benchmark | None = None,
+    dataset: Dataset | None = None,
+    policy: Policy | None = None,
+    spent: float = 0.0,
+    task: Task | None = None,
+) -> Setup:
+    """Resolve every name of the recipe and build the components, in data-flow order.
+
+    ``benchmark`` is the already built benchmark of a suite, so that its meta-data is loaded
+    once for all the suite's runs. ``dataset`` is data held in memory, searched instead of
+    loading ``task.dataset``, which must then be a ``memory:<name>`` reference.
+    ``policy`` is the policy a resumed run was started with (``resampling: auto``), used
+    instead of asking the selector again. ``spent`` is the seconds a resumed run already
+    searched: the strategy is told the wall time left (``SearchContext.time_budget``), as
+    the loop counts it. ``task`` is the recipe's task already built (:func:`build_task`
+    with the same arguments), when the caller had to look at it first.
+    """
+    check_names(recipe, plugins)
+    if task is None:
+        task = build_task(recipe, plugins, benchmark=benchmark, dataset=dataset, policy=policy)
+    warm_start = _warm_start(recipe, plugins, task)
+    strategy_ref = policy_strategy(recipe, task.policy, plugins)
+    strategy = plugins.create("search_strategy", strategy_ref.name, strategy_ref.params)
+    strategy.setup(
+        SearchContext(
+            space=task.space,
+            seed=recipe.seed,
+            surrogate_factory=_surrogate_factory(recipe, plugins),
+            warm_start=warm_start,
+            fidelity=task.fidelity,
+            task=task.description,
+            trial_budget=recipe.budget.trials,
+            time_budget=_time_left(recipe.budget.wall_time, spent),
+        )
+    )
+    executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
+    _apply_limits(executor, recipe)
+    return Setup(recipe, task, strategy, executor, warm_start, strategy_ref)
+
+
+def _surrogate_factory(recipe: Recipe, plugins: Plugins) -> Any:
+    """A factory of the recipe's surrogate, for strategies that fit one (None: no surrogate)."""
+    surrogate = recipe.search.surrogate
+    if not surrogate:
+        return None
+
+    def build() -> Any:
+        return plugins.create("surrogate", surrogate.name, _seeded(plugins, surrogate, recipe))
+
+    return build
+
+
+def _time_left(wall_time: float | None, spent: float) -> float | None:
+    """The seconds of search left to a run that already searched ``spent`` of its
+    ``wall_time`` (None: no wall time)."""
+    return None if wall_time is None else max(0.0, wall_time - spent)
+
+
+def _apply_limits(executor: Executor, recipe: Recipe) -> None:
+    """Hand the recipe's per-trial limits to the executor; warn if it cannot enforce them."""
+    budget = recipe.budget
+    if budget.trial_time is None and budget.trial_memory_mb is None:
+        return
+    if not executor.enforces_limits:
+        warnings.warn(
+            f"budget.trial_time / budget.trial_memory_mb are not enforced by the executor "
+            f"{recipe.executor.name!r}; use executor: processes",
+            stacklevel=3,
+        )
+    executor.set_limits(budget.trial_time, budget.trial_memory_mb)
+
+
+def _seeded(plugins: Plugins, ref: ComponentRef, recipe: Recipe) -> dict[str, Any]:
+    """The component's params, plus the recipe's seed when it takes a ``seed`` and the recipe
+    does not set one: a run is then reproducible from its recipe's seed alone."""
+    accepts_seed = "seed" in plugins.get("surrogate", ref.name).parameters()
+    if accepts_seed and "seed" not in ref.params:
+        return {**ref.params, "seed": recipe.seed}
+    return dict(ref.params)
+
+
+def policy_strategy(recipe: Recipe, policy: Policy | None, plugins: Plugins) -> ComponentRef:
+    """The strategy the run uses: the recipe's, or successive halving (with the recipe's
+    surrogate, BOHB-style, as Auto-sklearn 2.0 combines them) when the policy races
+    candidates and the recipe's strategy does not race budgets itself."""
+    strategy = recipe.search.strategy
+    factory = plugins.get("search_strategy", strategy.name).obj
+    if policy is None or not policy.halving or getattr(factory, "races_budgets", False):
+        return strategy
+    return ComponentRef(HALVING_STRATEGY)
+
+
+def _warm_start(recipe: Recipe, plugins: Plugins, task: Task) -> WarmStart | None:
+    if recipe.warmstart is None:
+        return None
+    starter = plugins.create(
+        "warmstarter", recipe.warmstart.starter.name, recipe.warmstart.starter.params
+    )
+    return starter.suggest(task.description, task.space, recipe.warmstart.configs)
+
+
+def warm_start_record(recipe: Recipe, warm_start: WarmStart) -> dict[str, Any]:
+    """What the history keeps of the warm start: the starter, how many configurations it
+    suggested, and its own account of where they came from (``WarmStart.info``), made
+    JSON-safe."""
+    assert recipe.warmstart is not None
+    return {
+        "starter": recipe.warmstart.starter.name,
+        "configs": len(warm_start.configs),
+        "info": json.loads(json.dumps(warm_start.info, default=str)),
+    }
+
+
+def plugin_versions(recipe: Recipe, plugins: Plugins) -> dict[str, dict[str, str]]:
+    """For each component the recipe uses: its distribution and version."""
+    versions = {}
+    for path, kind, ref in component_refs(recipe):
+        origin = plugins.get(kind, ref.name).origin
+        versions[path] = {
+            "name": ref.name,
+            "distribution": origin.distribution,
+            "version": origin.version,
+        }
+    return versions
+
+
+def record_setup(history: RunHistory, setup: Setup, plugins: Plugins) -> None:
+    """Keep in a new run's history what its trials mean: the recipe, the plugins and
+    versions that ran them, the task, the warm start and the policy."""
+    from automl_core import __version__
+
+    history.set_meta("recipe", setup.recipe.raw)
+    history.set_meta("plugins", plugin_versions(setup.recipe, plugins))
+    history.set_meta("versions", {"automl-core": __version__, "python": platform.python_version()})
+    setup.task.record(history)
+    history.set_meta("metric", setup.metric_name)
+    history.set_meta("metafeatures", dict(setup.task.description.metafeatures))
+    if setup.warm_start is not None:
+        history.set_meta("warmstart", warm_start_record(setup.recipe, setup.warm_start))
+    policy = setup.task.policy
+    if policy is not None:
+        assert setup.strategy_ref is not None
+        history.set_meta("policy", {**asdict(policy), "strategy": setup.strategy_ref.name})
+    history.set_meta("started_at", time.time())

@@ -1,0 +1,563 @@
+"""What a run searches: a :class:`Task`, on real data or on a table-lookup benchmark.
+
+A task owns what differs between the two: the space and the evaluator, the budget range a
+strategy may race over, what the history records about the data, whether a run may be
+resumed on it, and how the run finishes (a refitted, saved model; or the regret against the
+best stored loss). The run loop sees only the protocol.
+
+Data held in memory (``AutoMLClassifier.fit``) is a :class:`DataTask` built directly from
+the caller's :class:`~automl_core.dataset.Dataset` (:meth:`DataTask.given`); nothing loads
+it through the recipe's ``memory:`` source, which exists only to say so.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+import joblib
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from automl_core.contracts import (
+    Benchmark,
+    Evaluator,
+    Fidelity,
+    Policy,
+    TaskDescription,
+)
+from automl_core.dataset import Dataset, check_dataset
+from automl_core.errors import AutoMLError, DatasetError, PluginError, RecipeError
+from automl_core.evaluator import PipelineEvaluator, Resampling
+from automl_core.final_model import FinalChoice
+from automl_core.finishing import Finishing, final_model_chooser, save_final_model
+from automl_core.history import RunHistory
+from automl_core.metastore import metadata_resolver
+from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.plugins import Plugins
+from automl_core.recipe import MEMORY_SOURCE, FidelitySpec, Recipe, data_fidelity, parse_resampling
+from automl_core.run_folder import HISTORY_FILE, RunSummary
+from automl_core.sources import load_dataset, parse_reference
+from automl_core.space import SearchSpace, pipeline_space
+
+
+class Task(Protocol):
+    """What a run searches, and everything about it that is not the search itself."""
+
+    @property
+    def description(self) -> TaskDescription:
+        """What components are told about the task (meta-features, aliases, metric)."""
+
+    @property
+    def space(self) -> SearchSpace: ...
+
+    @property
+    def evaluator(self) -> Evaluator: ...
+
+    @property
+    def fidelity(self) -> Fidelity | None:
+        """The budget range a strategy may race over (None: full budget only)."""
+
+    @property
+    def policy(self) -> Policy | None:
+        """The policy the selector chose (``task.resampling: auto``); None otherwise."""
+
+    def record(self, history: RunHistory) -> None:
+        """Keep in the history what the trials were run on."""
+
+    def cannot_resume(self, history: RunHistory) -> str | None:
+        """Why a run stored in ``history`` cannot be continued on this task (None: it can)."""
+
+    def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
+        """Complete ``summary`` after the search (the best trial is already in it)."""
+
+
+def build_task(
+    recipe: Recipe,
+    plugins: Plugins,
+    *,
+    benchmark: Benchmark | None = None,
+    dataset: Dataset | None = None,
+    policy: Policy | None = None,
+) -> Task:
+    """The recipe's task: a :class:`LookupTask` when it names a benchmark (``benchmark`` is
+    that benchmark already built, as a suite shares one), else a :class:`DataTask` on
+    ``dataset`` when data is given, or on the data the recipe names. ``policy`` is the one a
+    resumed run was started with."""
+    if recipe.task.benchmark is None:
+        if dataset is not None:
+            return DataTask.given(recipe, plugins, dataset, policy)
+        return DataTask.load(recipe, plugins, policy)
+    if dataset is not None:
+        raise RecipeError(
+            "task.benchmark",
+            recipe.task.benchmark.name,
+            "a dataset task when data is given (run(dataset=...))",
+            "A table-lookup benchmark brings its own datasets.",
+        )
+    return LookupTask.build(recipe, plugins, benchmark)
+
+
+# ---------------------------------------------------------------------------------------------
+# Real data
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DataTask:
+    """A search on real data: pipelines fitted and scored on the training rows, the final
+    model refitted on them and scored on the test rows."""
+
+    description: TaskDescription
+    dataset: Dataset
+    train: Dataset
+    test: Dataset | None
+    evaluator: PipelineEvaluator
+    fidelity: Fidelity | None
+    policy: Policy | None = None
+    #: A hash of data handed in by the caller (None: the recipe's source loaded it), so
+    #: that a resumed run recognises the data it searched.
+    fingerprint: str | None = None
+
+    @property
+    def space(self) -> PipelineSpace:
+        return self.evaluator.space
+
+    @property
+    def metric(self) -> Metric:
+        return self.evaluator.metric
+
+    @classmethod
+    def load(cls, recipe: Recipe, plugins: Plugins, policy: Policy | None = None) -> DataTask:
+        """The task on the dataset the recipe names, loaded by its source."""
+        dataset, train, test, metric = load_task_data(recipe, plugins)
+        return cls._build(recipe, plugins, dataset, train, test, metric, policy)
+
+    @classmethod
+    def given(
+        cls, recipe: Recipe, plugins: Plugins, dataset: Dataset, policy: Policy | None = None
+    ) -> DataTask:
+        """The task on data handed in by the caller (``run(dataset=...)``), named after the
+        recipe's ``memory:<name>`` reference; it has no alias in any meta-data."""
+        dataset, train, test, metric = load_task_data(recipe, plugins, dataset)
+        task = cls._build(recipe, plugins, dataset, train, test, metric, policy, aliases=())
+        task.fingerprint = dataset_fingerprint(dataset)
+        return task
+
+    @classmethod
+    def _build(
+        cls,
+        recipe: Recipe,
+        plugins: Plugins,
+        dataset: Dataset,
+        train: Dataset,
+        test: Dataset | None,
+        metric: Metric,
+        stored: Policy | None,
+        aliases: tuple[str, ...] | None = None,
+    ) -> DataTask:
+        """The pipeline space, the description and the evaluator on the training rows."""
+        space = _pipeline_space(recipe, plugins, metric, dataset)
+        description = TaskDescription(
+            dataset=dataset.name,
+            task=dataset.task,
+            n_rows=train.n_rows,
+            n_features=train.n_features,
+            metric=metric.name,
+            metafeatures=_metafeatures(recipe, plugins, train),
+            aliases=dataset_aliases(dataset) if aliases is None else aliases,
+            resolve_metadata=metadata_resolver(plugins),
+        )
+        policy = stored if stored is not None else choose_policy(recipe, plugins, description)
+        fidelity = data_fidelity(recipe.search.fidelity)
+        evaluator = PipelineEvaluator(
+            train,
+            space,
+            metric,
+            policy_resampling(policy) if policy else recipe.task.resampling,
+            recipe.seed,
+            fidelity=fidelity.kind,
+        )
+        return cls(description, dataset, train, test, evaluator, fidelity, policy)
+
+    def record(self, history: RunHistory) -> None:
+        described: dict[str, Any] = {
+            "name": self.dataset.name,
+            "task": self.dataset.task,
+            "rows": self.dataset.n_rows,
+            "features": self.dataset.n_features,
+            "train_rows": self.train.n_rows,
+        }
+        if self.fingerprint is not None:
+            described["fingerprint"] = self.fingerprint
+        history.set_meta("dataset", described)
+
+    def cannot_resume(self, history: RunHistory) -> str | None:
+        stored = history.get_meta("dataset", {}).get("fingerprint")
+        if stored == self.fingerprint:
+            return None
+        if stored is None:
+            searched = "a dataset it loaded itself"
+        elif self.fingerprint is None:
+            searched = "data held in memory"
+        else:
+            searched = "other data held in memory"
+        return (
+            f"the run searched {searched} (its stored fingerprint differs), so the trials "
+            "already run would not be comparable with new ones"
+        )
+
+    def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
+        """Choose the final model, refit it (within ``finishing.deadline``), score it on the
+        test rows and save it."""
+        chooser = final_model_chooser(history, self.evaluator, finishing.recipe, finishing.plugins)
+        choice = chooser.choose(finishing.deadline)
+        if not choice.members:
+            return
+        summary.record_choice(choice)
+        saved = {
+            # what `automl predict` checks a CSV file's columns against
+            "features": [str(c) for c in self.train.X.columns],
+            "target": finishing.recipe.task.target or self.dataset.info.get("target"),
+        }
+        save_final_model(summary, chooser, choice, self.test, saved, finishing)
+
+
+def load_task_data(
+    recipe: Recipe, plugins: Plugins, given: Dataset | None = None
+) -> tuple[Dataset, Dataset, Dataset | None, Metric]:
+    """The recipe's dataset (or ``given``), its training and test rows and its metric: what
+    every search of this task sees, whichever system runs it (``automl ablate`` gives a
+    whole-system peer the same rows)."""
+    assert recipe.task.dataset is not None
+    if given is not None:
+        dataset = in_memory_dataset(recipe, given)
+    else:
+        dataset = load_dataset(
+            plugins, recipe.task.dataset, target=recipe.task.target, task=recipe.task.type
+        )
+    metric_name = recipe.task.metric or DEFAULT_METRIC[dataset.task]
+    try:
+        metric = get_metric(metric_name, dataset.task)
+    except AutoMLError as error:
+        raise RecipeError(
+            "task.metric", metric_name, f"a {dataset.task} metric", str(error)
+        ) from None
+    if dataset.test_rows is not None and recipe.task.test_size:
+        raise RecipeError(
+            "task.test_size",
+            recipe.task.test_size,
+            "no test_size for this dataset",
+            f"{recipe.task.dataset} defines its own test split "
+            f"({len(dataset.test_rows)} rows), which the run uses.",
+        )
+    split_seed = recipe.seed if recipe.task.split_seed is None else recipe.task.split_seed
+    train, test = split_test(dataset, recipe.task.test_size, split_seed)
+    return dataset, train, test, metric
+
+
+def split_test(
+    dataset: Dataset, test_size: float | None, seed: int
+) -> tuple[Dataset, Dataset | None]:
+    """Hold ``test_size`` of the rows out of the search (stratified for classification), or
+    the dataset's own ``test_rows`` when its source defines them."""
+    if dataset.test_rows is not None:
+        test = np.unique(np.asarray(dataset.test_rows, dtype=int))
+        train = np.setdiff1d(np.arange(dataset.n_rows), test)
+        return _rows(dataset, train, "train"), _rows(dataset, test, "test")
+    if not test_size:
+        return dataset, None
+    stratify = dataset.y if dataset.task == "classification" else None
+    try:
+        train, test = train_test_split(
+            np.arange(dataset.n_rows), test_size=test_size, random_state=seed, stratify=stratify
+        )
+    except ValueError:  # a class too small to stratify
+        train, test = train_test_split(
+            np.arange(dataset.n_rows), test_size=test_size, random_state=seed
+        )
+    return _rows(dataset, np.sort(train), "train"), _rows(dataset, np.sort(test), "test")
+
+
+def _rows(dataset: Dataset, rows: np.ndarray, suffix: str) -> Dataset:
+    """The dataset restricted to ``rows``, named ``<name>[<suffix>]``."""
+    X = dataset.X.iloc[rows].reset_index(drop=True)
+    return Dataset(
+        f"{dataset.name}[{suffix}]",
+        X,
+        np.asarray(dataset.y)[rows],
+        dataset.task,
+        dict(dataset.info),
+    )
+
+
+def in_memory_dataset(recipe: Recipe, dataset: Dataset) -> Dataset:
+    """``dataset``, checked, named after the recipe's ``memory:<name>`` reference.
+
+    The recipe must say ``memory:``: a run folder's ``recipe.yaml`` then tells the truth
+    about where its data came from, and a recipe naming a file is never silently run on
+    other data. ``task.target`` has no meaning here (the target comes separately) and
+    ``task.type``, when set, must be the data's task.
+    """
+    reference = recipe.task.dataset
+    assert reference is not None
+    if _source_of(reference) != MEMORY_SOURCE:
+        raise RecipeError(
+            "task.dataset",
+            reference,
+            f"'{MEMORY_SOURCE}:<name>' when the data is given to run(dataset=...)",
+            "Set the recipe's task.dataset to e.g. 'memory:train' (AutoMLClassifier.fit does).",
+        )
+    if recipe.task.target is not None:
+        raise RecipeError(
+            "task.target",
+            recipe.task.target,
+            "no target for data held in memory",
+            "The target comes with the data (Dataset.y), not from a column.",
+        )
+    if recipe.task.type is not None and recipe.task.type != dataset.task:
+        raise RecipeError(
+            "task.type",
+            recipe.task.type,
+            f"{dataset.task!r}, the task of the data given",
+        )
+    return check_dataset(replace(dataset, name=reference))
+
+
+def _source_of(reference: str) -> str | None:
+    try:
+        return parse_reference(reference)[0]
+    except DatasetError:
+        return None
+
+
+def dataset_aliases(dataset: Dataset) -> tuple[str, ...]:
+    """The lower-case names a loaded ``dataset`` may have in meta-data: the source's own
+    name for it (``german`` of ``keel:german``) and, where the source knows it, its OpenML
+    name."""
+    _, _, reference = dataset.name.partition(":")
+    names = [reference, str(dataset.info.get("openml_name", ""))]
+    return tuple(dict.fromkeys(n.lower() for n in names if n))
+
+
+def dataset_fingerprint(dataset: Dataset) -> str:
+    """A hash of the features (values, column names, dtypes) and the target: how a resumed
+    run recognises the data held in memory that it searched before."""
+    return str(joblib.hash((dataset.X, np.asarray(dataset.y), dataset.task)))
+
+
+def _pipeline_space(
+    recipe: Recipe, plugins: Plugins, metric: Metric, dataset: Dataset
+) -> PipelineSpace:
+    """The recipe's space, which must be a pipeline space for the dataset's task."""
+    assert recipe.space is not None
+    created = plugins.create("space", recipe.space.name, _space_params(recipe, plugins, metric))
+    space = pipeline_space(created)
+    if space is None:
+        raise RecipeError("space", recipe.space.name, "a pipeline space for a dataset task")
+    if space.task != dataset.task:
+        raise RecipeError(
+            "space",
+            recipe.space.name,
+            f"a {dataset.task} space",
+            f"dataset {dataset.name!r} is a {dataset.task} task, the space is for {space.task}",
+        )
+    return space
+
+
+def _space_params(recipe: Recipe, plugins: Plugins, metric: Metric) -> dict[str, Any]:
+    """The space's params, plus the run's metric name when its factory takes a ``metric``
+    parameter and the recipe does not set one: a space may suit its defaults to the metric
+    (``autosklearn-classification`` weights classes by default under balanced accuracy)."""
+    assert recipe.space is not None
+    params = dict(recipe.space.params)
+    if "metric" in plugins.get("space", recipe.space.name).parameters():
+        params.setdefault("metric", metric.name)
+    return params
+
+
+def _metafeatures(recipe: Recipe, plugins: Plugins, data: Dataset) -> dict[str, float]:
+    if recipe.metafeatures is None:
+        return {}
+    provider = plugins.create(
+        "metafeature_provider", recipe.metafeatures.name, recipe.metafeatures.params
+    )
+    return dict(provider.compute(data.X, np.asarray(data.y), data.task))
+
+
+def choose_policy(recipe: Recipe, plugins: Plugins, task: TaskDescription) -> Policy | None:
+    """The policy selector's choice for ``task`` when the recipe says ``resampling: auto``.
+
+    It is told the search's wall time. A resumed run does not ask again (its budget may
+    have grown, and the selector's answer with it): it keeps the policy its trials were run
+    with (:func:`stored_policy`).
+    """
+    if recipe.task.policy is None:
+        return None
+    selector = plugins.create("policy_selector", recipe.task.policy.name, recipe.task.policy.params)
+    wall = recipe.budget.wall_time
+    policy = selector.select(task, wall)
+    if not isinstance(policy, Policy):
+        raise PluginError(
+            f"policy selector {recipe.task.policy.name!r} returned {type(policy).__name__}, "
+            "not a Policy"
+        )
+    return policy
+
+
+def stored_policy(run_dir: Path) -> Policy | None:
+    """The policy recorded in the history of the run in ``run_dir``, if any."""
+    path = run_dir / HISTORY_FILE
+    if not path.is_file():
+        return None
+    with RunHistory(path) as history:
+        record = history.get_meta("policy")
+    if not record:
+        return None
+    return Policy(**{f.name: record[f.name] for f in fields(Policy)})
+
+
+def policy_resampling(policy: Policy) -> Resampling:
+    """The policy's resampling, checked as a recipe's would be."""
+    try:
+        return parse_resampling(dict(policy.resampling))
+    except RecipeError as error:
+        raise PluginError(f"policy {policy.name!r} has an invalid resampling: {error}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# A table-lookup benchmark
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LookupTask:
+    """A search on one dataset of a table-lookup benchmark: a trial's loss is read from the
+    benchmark's table, and the run ends with how far its best is from the best stored."""
+
+    description: TaskDescription
+    space: SearchSpace
+    evaluator: Evaluator
+    fidelity: Fidelity | None
+    name: str
+    benchmark: Benchmark
+    dataset: str
+    policy: Policy | None = None
+
+    @classmethod
+    def build(
+        cls, recipe: Recipe, plugins: Plugins, benchmark: Benchmark | None = None
+    ) -> LookupTask:
+        """The benchmark's pool on the recipe's dataset, and its look-up evaluator;
+        ``benchmark`` is the recipe's, already built."""
+        ref = recipe.task.benchmark
+        assert ref is not None
+        _refuse_what_needs_data(recipe)
+        if benchmark is None:
+            benchmark = plugins.create("benchmark", ref.name, ref.params)
+        dataset = _benchmark_dataset(recipe, benchmark)
+        description = TaskDescription(
+            dataset=f"{ref.name}:{dataset}",
+            task="benchmark",
+            n_rows=0,
+            n_features=0,
+            metric=benchmark.metric,
+            aliases=(dataset.lower(),),
+            benchmark=ref.name,
+            resolve_metadata=metadata_resolver(plugins),
+        )
+        fidelity = _narrowed(recipe.search.fidelity, benchmark.fidelity(dataset), ref.name)
+        return cls(
+            description,
+            benchmark.space(dataset),
+            benchmark.evaluator(dataset, recipe.seed),
+            fidelity,
+            ref.name,
+            benchmark,
+            dataset,
+        )
+
+    def record(self, history: RunHistory) -> None:
+        history.set_meta("benchmark", {"name": self.name, "dataset": self.dataset})
+
+    def cannot_resume(self, history: RunHistory) -> str | None:
+        return None
+
+    def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
+        """The best trial, and its normalised regret on the benchmark's stored losses."""
+        best = history.best(1)
+        if best:
+            summary.record_choice(FinalChoice(best, np.ones(1)))
+        found: dict[str, Any] = {"name": self.name, "dataset": self.dataset}
+        loss_range = self.benchmark.loss_range(self.dataset)
+        if loss_range is not None:
+            found["best_possible"], found["worst_possible"] = loss_range
+            if summary.best_loss is not None:
+                regret = normalised_regret(summary.best_loss, *loss_range)
+                found["normalised_regret"] = float(regret)
+        summary.benchmark = found
+
+
+def _refuse_what_needs_data(recipe: Recipe) -> None:
+    """A benchmark task is one dataset of stored losses: no suite here, no meta-features,
+    no ensemble."""
+    if recipe.task.dataset is None:
+        raise RecipeError(
+            "task.suite", recipe.task.suite, "a single dataset here", "Use run_suite for suites."
+        )
+    if recipe.metafeatures is not None:
+        raise RecipeError(
+            "metafeatures",
+            recipe.metafeatures.name,
+            "no meta-feature provider in a benchmark task",
+            "A table-lookup benchmark has no data to compute meta-features from.",
+        )
+    if recipe.ensemble is not None:
+        raise RecipeError(
+            "ensemble",
+            recipe.ensemble.name,
+            "no ensemble in a benchmark task",
+            "A table-lookup benchmark stores losses, not the predictions ensembling needs.",
+        )
+
+
+def _benchmark_dataset(recipe: Recipe, benchmark: Benchmark) -> str:
+    """The recipe's dataset, which must be one of the benchmark's."""
+    ref, dataset = recipe.task.benchmark, recipe.task.dataset
+    assert ref is not None and dataset is not None
+    known = benchmark.datasets()
+    if dataset not in known:
+        close = difflib.get_close_matches(dataset, known, n=3)
+        raise RecipeError(
+            "task.dataset",
+            dataset,
+            f"one of the {len(known)} datasets of benchmark {ref.name!r}",
+            f"Did you mean {', '.join(map(repr, close))}?" if close else "",
+        )
+    return dataset
+
+
+def _narrowed(wanted: FidelitySpec, offered: Fidelity | None, name: str) -> Fidelity | None:
+    """The benchmark's own budget range, narrowed by the recipe's ``search.fidelity``."""
+    if wanted == type(wanted)():
+        return offered
+    if offered is None:
+        raise RecipeError(
+            "search.fidelity", asdict(wanted), f"nothing: benchmark {name!r} has no fidelities"
+        )
+    if wanted.kind is not None and wanted.kind != offered.kind:
+        raise RecipeError(
+            "search.fidelity.kind", wanted.kind, f"{offered.kind!r}, the benchmark's own"
+        )
+    low = offered.min if wanted.min is None else wanted.min
+    high = offered.max if wanted.max is None else wanted.max
+    if not offered.min <= low < high <= offered.max:
+        raise RecipeError(
+            "search.fidelity",
+            {"min": low, "max": high},
+            f"min < max within the benchmark's range [{offered.min:g}, {offered.max:g}]",
+        )
+    return Fidelity(offered.kind, low, high)
