@@ -53,9 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if plugins is not None and command in PROVIDED_BY and command not in _registered(parser):
         distribution = PROVIDED_BY[command]
         print(
-            f"error: 'automl {command}' comes with {distribution}, which is not installed: "
-            f"pip install {distribution} (in this repository: pip install -e "
-            f"plugins/{distribution})",
+            f"error: 'automl {command}' comes with {distribution}, which is not installed "
+            f"(or failed to load: see `automl plugins`): pip install {distribution} (in this "
+            f"repository: pip install -e plugins/{distribution})",
             file=sys.stderr,
         )
         return 2

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -165,6 +165,7 @@ class MetaDataResolver(Protocol):
     ) -> MetaData: ...
 
 
+@runtime_checkable
 class MetaDataLoader(Protocol):
     """What a ``register_metadata`` factory builds: ``load()`` gives the meta-data.
 
@@ -326,6 +327,9 @@ class SearchStrategy(abc.ABC):
     #: kin): a run whose policy calls for successive halving then keeps it instead of
     #: switching to ``successive_halving`` (see ``task.resampling: auto``).
     races_budgets: ClassVar[bool] = False
+    #: The space kinds the strategy searches (``"pipeline"``, ``"pool"``): the conformance
+    #: kit (:mod:`automl_core.testing`) checks it on each.
+    space_kinds: ClassVar[frozenset[str]] = frozenset({"pipeline", "pool"})
 
     def setup(self, context: SearchContext) -> None:
         """Called once before the first ``ask``."""

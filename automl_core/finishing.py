@@ -225,7 +225,7 @@ class FinalModelChooser:
             headline = str(error).splitlines()[0]
             warnings.warn(
                 f"ensembler {name!r} failed; the best trial is the final model: {error}",
-                stacklevel=3,
+                stacklevel=4,
             )
             reason = f"the best trial: ensembler {name!r} failed: {headline}"
             return FinalChoice(trials[:1], np.ones(1), reason=reason)
@@ -323,5 +323,5 @@ def _record_dropped(
         f"the deadline left no time to refit {len(refitted.dropped)} of the "
         f"{len(plan)} planned refits: {left_out}; the final model was chosen again among "
         f"the {len(refitted.kept)} refitted: {final.reason}",
-        stacklevel=4,
+        stacklevel=5,
     )

@@ -14,12 +14,12 @@ import warnings
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
+from automl_core.compose import Setup
 from automl_core.contracts import SearchStrategy
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory
 from automl_core.observers import Observers
 from automl_core.run_folder import ELAPSED, RunInfo
-from automl_core.setup import Setup
 from automl_core.trial import Result, Status, Trial
 
 

@@ -7,18 +7,19 @@ writes these, so they live apart from all of them.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import joblib
 
+from automl_core.contracts import Policy
 from automl_core.errors import AutoMLError
 from automl_core.final_model import FinalChoice
+from automl_core.history import RunHistory
 from automl_core.model import TrainedModel
 
 if TYPE_CHECKING:
-    from automl_core.history import RunHistory
     from automl_core.recipe import Recipe
 
 HISTORY_FILE = "history.sqlite"
@@ -119,3 +120,25 @@ def load_saved_model(run_dir: Path) -> dict[str, Any]:
     if not isinstance(stored, dict) or not isinstance(stored.get("model"), TrainedModel):
         raise AutoMLError(f"{path} was not written by an automl run (no TrainedModel in it)")
     return stored
+
+
+def stored_policy(run_dir: Path) -> Policy | None:
+    """The policy recorded in the history of the run in ``run_dir``, if any."""
+    path = run_dir / HISTORY_FILE
+    if not path.is_file():
+        return None
+    with RunHistory(path) as history:
+        record = history.get_meta("policy")
+    if not record:
+        return None
+    return Policy(**{f.name: record[f.name] for f in fields(Policy)})
+
+
+def stored_elapsed(run_dir: Path) -> float:
+    """The seconds the run in ``run_dir`` has searched so far (0 without a history), so
+    that a resumed strategy is told the time left before the loop counts it."""
+    path = run_dir / HISTORY_FILE
+    if not path.is_file():
+        return 0.0
+    with RunHistory(path) as history:
+        return float(history.get_meta(ELAPSED, 0.0))

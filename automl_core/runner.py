@@ -1,10 +1,11 @@
-"""One run: recipe -> components -> search -> final model, in DESIGN.md's data-flow order.
+"""One run: recipe -> components -> search -> final model (docs/architecture.md's data flow).
 
 :func:`run` is the whole life of one search, built from parts that each live in a module of
-their own: :mod:`~automl_core.setup` resolves the recipe into a task and components,
+their own: :mod:`~automl_core.compose` resolves the recipe into a task and components,
 :mod:`~automl_core.loop` asks, executes, stores and tells until a budget ends, and the
-task finishes the run (:meth:`~automl_core.tasks.Task.finish`: on data, the final model is
-chosen, refitted, scored on the test rows and saved, see :mod:`~automl_core.finishing`).
+task finishes the run (:func:`finalise` calls :meth:`~automl_core.tasks.Task.finish`: on
+data, the final model is chosen (:mod:`~automl_core.final_model`), refitted, scored on the
+test rows and saved (:mod:`~automl_core.finishing`); on a benchmark, the regret is computed).
 A failure of the strategy ends the search early, but everything already evaluated is kept
 and the model of the best trial so far is still saved before the error is raised.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from automl_core.compose import Setup, prepare, record_setup
 from automl_core.contracts import Benchmark
 from automl_core.dataset import Dataset
 from automl_core.errors import AutoMLError
@@ -24,37 +26,24 @@ from automl_core.history import RunHistory
 from automl_core.loop import StrategyError, close_strategy, replay, search
 from automl_core.observers import Observers
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.recipe import Recipe, check_names
+from automl_core.recipe import Recipe
 from automl_core.run_folder import (
-    ELAPSED,
     HISTORY_FILE,
-    MODEL_FILE,
     RECIPE_FILE,
-    SUMMARY_FILE,
     RunError,
     RunInfo,
     RunSummary,
-    load_saved_model,
+    stored_elapsed,
+    stored_policy,
 )
-from automl_core.setup import Setup, prepare, record_setup
-from automl_core.tasks import Task, build_task, stored_policy
+from automl_core.tasks import cannot_resume_on
 
 #: Recipe sections that must not change when a run is resumed: they define what the trials
 #: already in the history mean.
 RESUME_FIXED = ("task", "space", "search", "seed", "metafeatures", "warmstart")
 
-__all__ = [
-    "ELAPSED",
-    "HISTORY_FILE",
-    "MODEL_FILE",
-    "RECIPE_FILE",
-    "SUMMARY_FILE",
-    "RunError",
-    "RunSummary",
-    "finalise",
-    "load_saved_model",
-    "run",
-]
+#: ``run`` and what its callers handle; the rest of a run folder is :mod:`run_folder`'s.
+__all__ = ["HISTORY_FILE", "RECIPE_FILE", "RunError", "RunSummary", "finalise", "run"]
 
 
 def run(
@@ -88,11 +77,9 @@ def run(
     _check_run_folder(run_dir, recipe, resume)
     policy = stored_policy(run_dir) if resume else None
     spent = stored_elapsed(run_dir) if resume else 0.0
-    check_names(recipe, plugins)
-    task = build_task(recipe, plugins, benchmark=benchmark, dataset=dataset, policy=policy)
     if resume:
-        _check_same_task(run_dir, task)
-    setup = prepare(recipe, plugins, spent=spent, task=task)
+        _check_same_data(run_dir, dataset)
+    setup = prepare(recipe, plugins, benchmark, dataset, policy, spent)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resume:
         (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
@@ -165,16 +152,6 @@ def finalise(
     return summary
 
 
-def stored_elapsed(run_dir: Path) -> float:
-    """The seconds the run in ``run_dir`` has searched so far (0 without a history), so
-    that a resumed strategy is told the time left before the loop counts it."""
-    path = run_dir / HISTORY_FILE
-    if not path.is_file():
-        return 0.0
-    with RunHistory(path) as history:
-        return float(history.get_meta(ELAPSED, 0.0))
-
-
 def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:
     """A new run needs a folder without a history; a resumed one, the history of the same
     search (the recipe's task, space, search and seed unchanged; budgets may grow)."""
@@ -199,10 +176,10 @@ def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:
         )
 
 
-def _check_same_task(run_dir: Path, task: Task) -> None:
-    """A resumed run continues on the task it searched (for data held in memory: the same
-    data, by its stored fingerprint)."""
+def _check_same_data(run_dir: Path, dataset: Dataset | None) -> None:
+    """A resumed run on data held in memory continues on the same data (checked before
+    anything is built on it)."""
     with RunHistory(run_dir / HISTORY_FILE) as history:
-        why = task.cannot_resume(history)
+        why = cannot_resume_on(history, dataset)
     if why is not None:
-        raise AutoMLError(f"cannot resume {run_dir} with this data: {why}")
+        raise AutoMLError(f"cannot resume {run_dir} {why}")

@@ -13,8 +13,7 @@ it through the recipe's ``memory:`` source, which exists only to say so.
 from __future__ import annotations
 
 import difflib
-from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 import joblib
@@ -39,7 +38,7 @@ from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_r
 from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins
 from automl_core.recipe import MEMORY_SOURCE, FidelitySpec, Recipe, data_fidelity, parse_resampling
-from automl_core.run_folder import HISTORY_FILE, RunSummary
+from automl_core.run_folder import RunSummary
 from automl_core.sources import load_dataset, parse_reference
 from automl_core.space import SearchSpace, pipeline_space
 
@@ -67,9 +66,6 @@ class Task(Protocol):
 
     def record(self, history: RunHistory) -> None:
         """Keep in the history what the trials were run on."""
-
-    def cannot_resume(self, history: RunHistory) -> str | None:
-        """Why a run stored in ``history`` cannot be continued on this task (None: it can)."""
 
     def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
         """Complete ``summary`` after the search (the best trial is already in it)."""
@@ -116,7 +112,7 @@ class DataTask:
     train: Dataset
     test: Dataset | None
     evaluator: PipelineEvaluator
-    fidelity: Fidelity | None
+    fidelity: Fidelity
     policy: Policy | None = None
     #: A hash of data handed in by the caller (None: the recipe's source loaded it), so
     #: that a resumed run recognises the data it searched.
@@ -141,9 +137,11 @@ class DataTask:
         cls, recipe: Recipe, plugins: Plugins, dataset: Dataset, policy: Policy | None = None
     ) -> DataTask:
         """The task on data handed in by the caller (``run(dataset=...)``), named after the
-        recipe's ``memory:<name>`` reference; it has no alias in any meta-data."""
+        recipe's ``memory:<name>`` reference, which says nothing about the data: its only
+        alias is the OpenML name its ``info`` may carry."""
         dataset, train, test, metric = load_task_data(recipe, plugins, dataset)
-        task = cls._build(recipe, plugins, dataset, train, test, metric, policy, aliases=())
+        aliases = dataset_aliases(dataset, named_by_source=False)
+        task = cls._build(recipe, plugins, dataset, train, test, metric, policy, aliases)
         task.fingerprint = dataset_fingerprint(dataset)
         return task
 
@@ -195,21 +193,6 @@ class DataTask:
             described["fingerprint"] = self.fingerprint
         history.set_meta("dataset", described)
 
-    def cannot_resume(self, history: RunHistory) -> str | None:
-        stored = history.get_meta("dataset", {}).get("fingerprint")
-        if stored == self.fingerprint:
-            return None
-        if stored is None:
-            searched = "a dataset it loaded itself"
-        elif self.fingerprint is None:
-            searched = "data held in memory"
-        else:
-            searched = "other data held in memory"
-        return (
-            f"the run searched {searched} (its stored fingerprint differs), so the trials "
-            "already run would not be comparable with new ones"
-        )
-
     def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
         """Choose the final model, refit it (within ``finishing.deadline``), score it on the
         test rows and save it."""
@@ -224,6 +207,20 @@ class DataTask:
             "target": finishing.recipe.task.target or self.dataset.info.get("target"),
         }
         save_final_model(summary, chooser, choice, self.test, saved, finishing)
+
+
+def cannot_resume_on(history: RunHistory, given: Dataset | None) -> str | None:
+    """Why the run stored in ``history`` cannot be continued on the ``given`` data held in
+    memory (None: the data the recipe names) -- checked before anything is built on it.
+    A run on data held in memory resumes only with the same data (its stored fingerprint)."""
+    stored = history.get_meta("dataset", {}).get("fingerprint")
+    if given is None or stored == dataset_fingerprint(given):
+        return None  # without data given, the recipe's memory: source says what is missing
+    searched = "other data held in memory" if stored else "a dataset it loaded itself"
+    return (
+        f"with this data: the run searched {searched} (its stored fingerprint differs), so "
+        "the trials already run would not be comparable with new ones"
+    )
 
 
 def load_task_data(
@@ -334,12 +331,13 @@ def _source_of(reference: str) -> str | None:
         return None
 
 
-def dataset_aliases(dataset: Dataset) -> tuple[str, ...]:
-    """The lower-case names a loaded ``dataset`` may have in meta-data: the source's own
-    name for it (``german`` of ``keel:german``) and, where the source knows it, its OpenML
-    name."""
+def dataset_aliases(dataset: Dataset, named_by_source: bool = True) -> tuple[str, ...]:
+    """The lower-case names ``dataset`` may have in meta-data: the source's own name for it
+    (``german`` of ``keel:german``; not when a caller chose the name, ``named_by_source``
+    False) and, where the source knows it, its OpenML name."""
     _, _, reference = dataset.name.partition(":")
-    names = [reference, str(dataset.info.get("openml_name", ""))]
+    own = reference if named_by_source else ""
+    names = [own, str(dataset.info.get("openml_name", ""))]
     return tuple(dict.fromkeys(n.lower() for n in names if n))
 
 
@@ -393,7 +391,7 @@ def choose_policy(recipe: Recipe, plugins: Plugins, task: TaskDescription) -> Po
 
     It is told the search's wall time. A resumed run does not ask again (its budget may
     have grown, and the selector's answer with it): it keeps the policy its trials were run
-    with (:func:`stored_policy`).
+    with (:func:`~automl_core.run_folder.stored_policy`).
     """
     if recipe.task.policy is None:
         return None
@@ -406,18 +404,6 @@ def choose_policy(recipe: Recipe, plugins: Plugins, task: TaskDescription) -> Po
             "not a Policy"
         )
     return policy
-
-
-def stored_policy(run_dir: Path) -> Policy | None:
-    """The policy recorded in the history of the run in ``run_dir``, if any."""
-    path = run_dir / HISTORY_FILE
-    if not path.is_file():
-        return None
-    with RunHistory(path) as history:
-        record = history.get_meta("policy")
-    if not record:
-        return None
-    return Policy(**{f.name: record[f.name] for f in fields(Policy)})
 
 
 def policy_resampling(policy: Policy) -> Resampling:
@@ -444,8 +430,13 @@ class LookupTask:
     fidelity: Fidelity | None
     name: str
     benchmark: Benchmark
-    dataset: str
-    policy: Policy | None = None
+    #: The dataset's id in the benchmark.
+    dataset_id: str
+
+    @property
+    def policy(self) -> Policy | None:
+        """None: a benchmark's losses were measured with its own resampling."""
+        return None
 
     @classmethod
     def build(
@@ -481,18 +472,15 @@ class LookupTask:
         )
 
     def record(self, history: RunHistory) -> None:
-        history.set_meta("benchmark", {"name": self.name, "dataset": self.dataset})
-
-    def cannot_resume(self, history: RunHistory) -> str | None:
-        return None
+        history.set_meta("benchmark", {"name": self.name, "dataset": self.dataset_id})
 
     def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
         """The best trial, and its normalised regret on the benchmark's stored losses."""
         best = history.best(1)
         if best:
             summary.record_choice(FinalChoice(best, np.ones(1)))
-        found: dict[str, Any] = {"name": self.name, "dataset": self.dataset}
-        loss_range = self.benchmark.loss_range(self.dataset)
+        found: dict[str, Any] = {"name": self.name, "dataset": self.dataset_id}
+        loss_range = self.benchmark.loss_range(self.dataset_id)
         if loss_range is not None:
             found["best_possible"], found["worst_possible"] = loss_range
             if summary.best_loss is not None:

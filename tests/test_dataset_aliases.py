@@ -7,11 +7,11 @@ import pytest
 from toy_plugin import FixedWarmStarter, toy_recipe
 
 from automl_core.builtins.sources import KEEL_OPENML_NAMES, load_keel, load_sklearn
+from automl_core.compose import prepare
 from automl_core.contracts import TaskDescription
 from automl_core.dataset import Dataset
 from automl_core.metastore import left_out_datasets
 from automl_core.recipe import parse_recipe
-from automl_core.setup import prepare
 from automl_core.tasks import DataTask, dataset_aliases
 
 
@@ -55,13 +55,18 @@ def test_the_sources_record_the_openml_name_the_aliases_come_from(reference, ali
     assert dataset_aliases(dataset) == aliases
 
 
-def test_data_in_memory_has_no_alias(plugins):
-    """Data handed in has only the name its caller chose, which says nothing, even when its
-    info says where it came from."""
+def test_data_in_memory_is_not_named_by_its_callers_name():
+    data = Dataset("memory:pima", pd.DataFrame({"a": [0, 1]}), [0, 1], "classification", {})
+    assert dataset_aliases(data, named_by_source=False) == ()
+
+
+def test_data_in_memory_keeps_the_openml_name_its_info_carries(plugins):
+    """The name its caller chose says nothing (``memory:pima`` is not pima); the OpenML
+    name in its info does, so that a warm start still leaves the dataset out."""
     task = {"dataset": "memory:pima", "resampling": {"holdout": 0.3}}
     recipe = parse_recipe(toy_recipe(task=task))
     data = DataTask.given(recipe, plugins, load_sklearn("breast_cancer"))
-    assert data.dataset.name == "memory:pima" and data.description.aliases == ()
+    assert data.dataset.name == "memory:pima" and data.description.aliases == ("wdbc",)
     assert data.fingerprint is not None
 
 

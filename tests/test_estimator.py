@@ -27,6 +27,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from toy_plugin import DoublesPlugin, ToyPlugin, toy_recipe
 
 import automl_core
+from automl_core.compose import prepare
 from automl_core.contracts import Ensembler
 from automl_core.dataset import Dataset
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
@@ -42,7 +43,6 @@ from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE, RECIPE_FILE
 from automl_core.runner import run
-from automl_core.setup import prepare
 from automl_core.tasks import dataset_fingerprint
 
 
@@ -548,6 +548,10 @@ def test_resuming_needs_the_same_data(plugins, cancer, tmp_path):
     other = Dataset("other", cancer.X.iloc[:300], cancer.y[:300], "classification")
     with pytest.raises(AutoMLError, match=r"cannot resume .* other data held in memory"):
         run(more, run_dir, plugins=plugins, dataset=other, resume=True)
+    # checked before anything is built on the data: not a complaint about the space
+    regression = Dataset("other", cancer.X, cancer.y.astype(float), "regression")
+    with pytest.raises(AutoMLError, match=r"cannot resume .* other data held in memory"):
+        run(more, run_dir, plugins=plugins, dataset=regression, resume=True)
     with pytest.raises(DatasetError, match="'memory:cancer' is data held in memory"):
         run(more, run_dir, plugins=plugins, resume=True)  # `automl resume` on such a folder
     assert run(more, run_dir, plugins=plugins, dataset=cancer, resume=True).n_trials == 4

@@ -196,7 +196,7 @@ def test_the_strategy_gets_the_recipe_fidelity_and_trials_carry_budgets(tmp_path
 
 
 def test_a_data_task_without_search_fidelity_gets_the_default(plugins, tmp_path):
-    from automl_core.setup import prepare
+    from automl_core.compose import prepare
 
     setup = prepare(parse_recipe(toy_recipe()), plugins)
     assert setup.strategy.context.fidelity == DEFAULT_DATA_FIDELITY

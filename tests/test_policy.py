@@ -6,6 +6,7 @@ import pytest
 from toy_plugin import DoublesPlugin, FailingStrategy, FixedPolicySelector, ToyPlugin, toy_recipe
 
 from automl_core import hookimpl
+from automl_core.compose import HALVING_STRATEGY, policy_strategy, prepare
 from automl_core.contracts import Policy
 from automl_core.errors import PluginError, RecipeError
 from automl_core.history import RunHistory
@@ -13,7 +14,6 @@ from automl_core.plugins import load_plugins
 from automl_core.recipe import DEFAULT_POLICY_SELECTOR, check_names, parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run
-from automl_core.setup import HALVING_STRATEGY, policy_strategy, prepare
 
 
 def auto_recipe(resampling: object = "auto") -> dict:

@@ -20,6 +20,7 @@ from toy_plugin import BestTwoEnsembler, ToyPlugin, toy_recipe
 
 from automl_core import finishing
 from automl_core.builtins.processes import ProcessExecutor
+from automl_core.compose import prepare
 from automl_core.estimator import AutoMLClassifier, split_time_budget
 from automl_core.finishing import (
     REFIT_SAFETY,
@@ -35,7 +36,6 @@ from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run
-from automl_core.setup import prepare
 from automl_core.space import PipelineComponent
 from automl_core.trial import Status, Trial
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.contracts import MetaData
+from automl_core.contracts import MetaData, MetaDataLoader
 from automl_core.errors import AutoMLError, UnknownComponentError
 from automl_core.hookspecs import RegisterCommand
 from automl_core.plugins import Plugins, load_plugins
@@ -42,7 +42,13 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    return data_fetch(_create_source(load_plugins(), args.name, _params(args.param)), args.name)
+    source = _create_source(load_plugins(), args.name, _params(args.param))
+    if not isinstance(source, MetaDataSource):
+        raise AutoMLError(
+            f"meta-data source {args.name!r} has no package to fetch (it is not a "
+            "MetaDataSource); `automl data show` loads it"
+        )
+    return data_fetch(source, args.name)
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -71,7 +77,9 @@ def _params(pairs: Sequence[str]) -> dict[str, str]:
     return params
 
 
-def _create_source(plugins: Plugins, name: str, params: dict[str, str]) -> MetaDataSource:
+def _create_source(plugins: Plugins, name: str, params: dict[str, str]) -> MetaDataLoader:
+    """The registered source ``name`` built with ``params``: anything with a ``load()``
+    (``MetaDataLoader``, all the core asks of a source)."""
     try:
         source = plugins.create("metadata", name, params)
     except UnknownComponentError as error:
@@ -81,8 +89,8 @@ def _create_source(plugins: Plugins, name: str, params: dict[str, str]) -> MetaD
         ) from None
     except TypeError as error:
         raise AutoMLError(f"meta-data source {name!r}: {error}") from None
-    if not isinstance(source, MetaDataSource):
-        raise AutoMLError(f"meta-data source {name!r} did not build a MetaDataSource")
+    if not isinstance(source, MetaDataLoader):
+        raise AutoMLError(f"meta-data source {name!r} built {source!r}, which has no load()")
     return source
 
 
@@ -159,7 +167,7 @@ def data_fetch(source: MetaDataSource, name: str) -> int:
     return 0
 
 
-def data_show(source: MetaDataSource) -> int:
+def data_show(source: MetaDataLoader) -> int:
     started = time.monotonic()
     metadata = source.load()
     loaded_in = time.monotonic() - started

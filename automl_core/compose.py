@@ -1,9 +1,9 @@
 """The composition root: a recipe's names resolved into the components of one run.
 
-:func:`prepare` builds, in DESIGN.md's data-flow order, the task (its data, space and
-evaluator), the warm start, the search strategy and the executor. Nothing else in the core
-creates components from names, so this is where a reader looks to see what a recipe turns
-into.
+:func:`prepare` builds, in the order of one run's data flow (docs/architecture.md), the
+task (its data, space and evaluator), the warm start, the search strategy and the executor.
+Nothing else in the core creates components from names, so this is where a reader looks to
+see what a recipe turns into.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 import platform
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from automl_core.contracts import (
     Policy,
     SearchContext,
     SearchStrategy,
+    Surrogate,
     WarmStart,
 )
 from automl_core.dataset import Dataset
@@ -63,7 +65,6 @@ def prepare(
     dataset: Dataset | None = None,
     policy: Policy | None = None,
     spent: float = 0.0,
-    task: Task | None = None,
 ) -> Setup:
     """Resolve every name of the recipe and build the components, in data-flow order.
 
@@ -73,12 +74,10 @@ def prepare(
     ``policy`` is the policy a resumed run was started with (``resampling: auto``), used
     instead of asking the selector again. ``spent`` is the seconds a resumed run already
     searched: the strategy is told the wall time left (``SearchContext.time_budget``), as
-    the loop counts it. ``task`` is the recipe's task already built (:func:`build_task`
-    with the same arguments), when the caller had to look at it first.
+    the loop counts it.
     """
     check_names(recipe, plugins)
-    if task is None:
-        task = build_task(recipe, plugins, benchmark=benchmark, dataset=dataset, policy=policy)
+    task = build_task(recipe, plugins, benchmark=benchmark, dataset=dataset, policy=policy)
     warm_start = _warm_start(recipe, plugins, task)
     strategy_ref = policy_strategy(recipe, task.policy, plugins)
     strategy = plugins.create("search_strategy", strategy_ref.name, strategy_ref.params)
@@ -99,13 +98,13 @@ def prepare(
     return Setup(recipe, task, strategy, executor, warm_start, strategy_ref)
 
 
-def _surrogate_factory(recipe: Recipe, plugins: Plugins) -> Any:
+def _surrogate_factory(recipe: Recipe, plugins: Plugins) -> Callable[[], Surrogate] | None:
     """A factory of the recipe's surrogate, for strategies that fit one (None: no surrogate)."""
     surrogate = recipe.search.surrogate
     if not surrogate:
         return None
 
-    def build() -> Any:
+    def build() -> Surrogate:
         return plugins.create("surrogate", surrogate.name, _seeded(plugins, surrogate, recipe))
 
     return build
