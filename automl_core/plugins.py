@@ -29,6 +29,12 @@ from automl_core.lazy import LazyFactory
 from automl_core.space import PipelineComponent
 
 ENTRY_POINT_GROUP = "automl_core"
+#: The plugin API this core provides: the hook specifications and contracts a plugin is
+#: written against. Bumped on a change that breaks plugins; a plugin module declares the
+#: API(s) it works with as ``AUTOML_PLUGIN_API = 1`` (or a tuple), and one that declares
+#: none is assumed to work with this one.
+PLUGIN_API = 1
+API_DECLARATION = "AUTOML_PLUGIN_API"
 #: Comma-separated entry-point (or distribution) names to load; empty loads none. Unset: all.
 LOAD_PLUGINS_ENV = "AUTOML_LOAD_PLUGINS"
 
@@ -257,11 +263,34 @@ def _load_entry_points(
         seen.add(entry_point.name)
         try:
             plugin = entry_point.load()
+            refused = api_mismatch(plugin, entry_point.name, f"{dist_name} {version}")
+            if refused is not None:
+                broken.append(BrokenPlugin(entry_point.name, dist_name, refused))
+                continue
             manager.register(plugin, name=entry_point.name)
         except Exception as error:  # a broken plugin must not stop the others
             broken.append(BrokenPlugin(entry_point.name, dist_name, _describe(error)))
             continue
         origins[entry_point.name] = Origin(entry_point.name, dist_name, version)
+
+
+def api_mismatch(plugin: object, name: str, distribution: str) -> str | None:
+    """Why ``plugin`` may not load here: it declares (``AUTOML_PLUGIN_API``) only plugin
+    APIs other than :data:`PLUGIN_API`. None when it may (or declares nothing)."""
+    declared = getattr(plugin, API_DECLARATION, None)
+    if declared is None:
+        return None
+    accepted = set(declared) if isinstance(declared, (tuple, list, set, frozenset)) else {declared}
+    if PLUGIN_API in accepted:
+        return None
+    from automl_core import __version__
+
+    needs = ", ".join(str(v) for v in sorted(accepted, key=str))
+    return (
+        f"plugin {name!r} ({distribution}) needs plugin API {needs}; automl-core {__version__} "
+        f"provides plugin API {PLUGIN_API}: install a release of it written for API "
+        f"{PLUGIN_API}, or an automl-core that provides API {needs}"
+    )
 
 
 def _describe(error: BaseException) -> str:

@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from automl_core import hookimpl
+from automl_core import __version__, hookimpl
 from automl_core.errors import PluginError, UnknownComponentError
 from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
 
@@ -148,6 +148,32 @@ def test_entry_point_that_fails_to_import_is_reported(fake_entry_points, monkeyp
     (broken,) = plugins.broken
     assert broken.name == "bad" and broken.distribution == "automl-fake-bad"
     assert "fake_missing_module_xyz" in broken.error
+
+
+def test_a_plugin_of_another_plugin_api_is_refused_and_named(monkeypatch):
+    """A plugin declaring only an API this core does not provide is listed as broken with
+    the API it needs and the core's; one declaring this API (or a tuple with it) loads."""
+    modules = {}
+    for name, declared in [("future", "2"), ("current", "(1, 2)"), ("plain", "None")]:
+        module = types.ModuleType(f"fake_{name}_plugin")
+        exec(
+            f"from automl_core import hookimpl\nAUTOML_PLUGIN_API = {declared}\n"
+            "@hookimpl\ndef register_surrogates(register):\n"
+            f"    register('{name}-surrogate', lambda: None)\n",
+            module.__dict__,
+        )
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        modules[name] = FakeEntryPoint(name, module.__name__, f"automl-{name}")
+    monkeypatch.setattr(
+        "automl_core.plugins.metadata.entry_points",
+        lambda group: list(modules.values()) if group == "automl_core" else [],
+    )
+    monkeypatch.delenv(LOAD_PLUGINS_ENV, raising=False)
+    plugins = load_plugins()
+    assert plugins.registry.names("surrogate") == ["current-surrogate", "plain-surrogate"]
+    (broken,) = plugins.broken
+    assert broken.name == "future" and broken.distribution == "automl-future"
+    assert f"needs plugin API 2; automl-core {__version__} provides plugin API 1" in broken.error
 
 
 def test_env_var_restricts_which_plugins_load(fake_entry_points, monkeypatch):

@@ -58,10 +58,20 @@ class PoolAdapter:
     def configuration(self, config: Config) -> Configuration:
         """The box point of a candidate (raises InvalidConfigurationError for a bad one)."""
         candidate = self.snapper.candidate_of(config)
-        values = {**self.snapper.point_of(candidate), **self.snapper.constants()}
+        values = {**self._inside(self.snapper.point_of(candidate)), **self.snapper.constants()}
         configuration = Configuration(self.configspace, values=values)
         self.candidates[configuration] = candidate
         return configuration
+
+    def _inside(self, point: dict[str, float]) -> dict[str, float]:
+        """``point`` within the box as ConfigSpace stores it: a ``Float``'s bounds are kept
+        to fewer digits than the encodings have, so the candidate at a bound may lie a
+        rounding error outside it, which ``Configuration`` refuses."""
+        inside = {}
+        for name, value in point.items():
+            hyperparameter = self.configspace[name]
+            inside[name] = min(max(value, hyperparameter.lower), hyperparameter.upper)
+        return inside
 
     def config_of(self, configuration: Configuration) -> dict[str, Any]:
         return {"candidate": self.candidates[configuration]}

@@ -7,6 +7,10 @@ from automl_core.contracts import SearchStrategy
 from automl_core.hookspecs import RegisterFactory
 from automl_hillclimb.strategy import HillClimbing
 
+#: The automl-core plugin API this plugin is written for: a core providing another one
+#: refuses it at load, saying so, rather than failing later in a run.
+AUTOML_PLUGIN_API = 1
+
 
 @hookimpl
 def register_search_strategies(register: RegisterFactory[SearchStrategy]) -> None:

@@ -34,8 +34,13 @@ class HillClimbing(SearchStrategy):
         self.rng = np.random.default_rng(context.seed)
         self.best: tuple[float, dict] | None = None
         self.seen: set[str] = set()
+        self.warm_start = context.warm_start_configs()  # asked first, in order
 
     def ask(self) -> Candidate | None:
+        while self.warm_start:
+            config = self.warm_start.pop(0)
+            if self.space.key(config) not in self.seen:
+                return self._propose(config, "warmstart")
         best = self.best
         if best is not None and self.rng.random() >= self.restart_probability:
             for config in self.space.neighbours(best[1], self.rng, n=8):

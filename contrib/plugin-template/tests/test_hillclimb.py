@@ -5,6 +5,7 @@ import pytest
 
 from automl_core.contracts import SearchContext
 from automl_core.space import PoolSpace
+from automl_core.testing import Component, parametrize_with_checks
 from automl_core.trial import Result, Status, Trial
 from automl_hillclimb.strategy import HillClimbing
 
@@ -40,3 +41,9 @@ def test_a_space_without_the_typed_protocol_is_refused_with_what_it_lacks():
 
     with pytest.raises(TypeError, match=r"hillclimb .* lacks columns"):
         HillClimbing().setup(SearchContext(space=ConfigsOnly(), seed=0))
+
+
+# The conformance kit: every rule of the SearchStrategy contract the run loop relies on.
+@parametrize_with_checks([Component("search_strategy", "hillclimb", factory=HillClimbing)])
+def test_conformance(component, check):
+    check(component)

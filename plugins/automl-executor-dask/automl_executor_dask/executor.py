@@ -13,6 +13,7 @@ crashed. Either way the trial is accounted for and the run goes on.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from concurrent.futures import Future
 from typing import Any
@@ -95,6 +96,13 @@ class DaskExecutor(Executor):
         return self._scattered[1]
 
     def shutdown(self) -> None:
+        """Stop the trials still running, then close. On the cluster this executor started,
+        each worker's sandbox is shut down first (its trial process killed): closing the
+        cluster alone would give a busy worker seconds to finish its trial. Workers of a
+        scheduler given by ``address`` may serve others, and are left alone."""
+        if self.client is not None and self.cluster is not None:
+            with contextlib.suppress(Exception):  # a worker already gone has nothing to stop
+                self.client.run(_stop_sandbox)
         if self.client is not None:
             self.client.close()
         if self.cluster is not None:
@@ -121,6 +129,15 @@ def evaluate_on_worker(
     sandbox = _sandbox(threads)
     sandbox.set_limits(trial_time, trial_memory_mb)
     return sandbox.submit(evaluator, trial).result()
+
+
+def _stop_sandbox(dask_worker: Any) -> None:
+    """Runs on each Dask worker at shutdown: stop its sandbox and the trial running there."""
+    with _SANDBOX_LOCK:
+        sandbox = getattr(dask_worker, SANDBOX, None)
+        if sandbox is not None:
+            sandbox.shutdown()
+            delattr(dask_worker, SANDBOX)
 
 
 def _sandbox(threads: int) -> ProcessExecutor:

@@ -253,4 +253,7 @@ class AsynchronousHalving(_Halving):
         loss = result.loss if result.ok else float("inf")
         self.new.observe(trial.config, budget, loss)
         rung = int(np.argmin([abs(budget - b) for b in self.budgets]))
-        self.finished[rung][self.context.space.key(trial.config)] = (trial.config, loss)
+        key = self.context.space.key(trial.config)
+        self.finished[rung][key] = (trial.config, loss)
+        if rung > 0:  # it reached this rung from the one below: a replayed trial says so too
+            self.promoted[rung - 1].add(key)

@@ -1,0 +1,113 @@
+"""The conformance kit: checks that a plugin's components keep the contracts the run loop
+relies on, in the shape of scikit-learn's ``parametrize_with_checks``.
+
+In a plugin's tests::
+
+    from automl_core.testing import Component, parametrize_with_checks
+
+    @parametrize_with_checks(
+        [Component("search_strategy", "hillclimb")],
+        expected_failed_checks={"hillclimb": {"check_...": "why it cannot pass"}},
+    )
+    def test_conformance(component, check):
+        check(component)
+
+Or against any installed plugin, without writing a test (the kit's pytest plugin)::
+
+    pytest --pyargs automl_core.testing --automl-distribution automl-hillclimb
+
+Each check is a function named for what it checks, whose docstring says why the run loop
+needs it; :func:`checks_for` lists them per kind. A check that does not apply (a surrogate
+without a ``seed``) raises :class:`NotApplicable`, reported as a skip with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from automl_core.testing.components import CHECKS, Component, NotApplicable, checks_for
+
+#: Per component (its ``name`` or ``id``), the checks it is expected to fail and why.
+ExpectedFailures = Mapping[str, Mapping[str, str]]
+
+
+def check_component(
+    component: Component, expected_failed_checks: Mapping[str, str] | None = None
+) -> list[str]:
+    """Run every check of the component's kind; raise the first unexpected failure (an
+    ``AssertionError`` naming the check). Returns the names of the checks that ran and
+    passed; a check that does not apply, or is expected to fail, is not among them."""
+    expected = dict(expected_failed_checks or {})
+    passed = []
+    for check in checks_for(component.kind):
+        try:
+            check(component)
+        except NotApplicable:
+            continue
+        except Exception as error:
+            if check.__name__ in expected:
+                continue
+            raise AssertionError(f"{component.id} fails {check.__name__}: {error}") from error
+        if check.__name__ in expected:
+            raise AssertionError(
+                f"{component.id} passes {check.__name__}, listed as an expected failure "
+                f"({expected[check.__name__]}): take it off the list"
+            )
+        passed.append(check.__name__)
+    return passed
+
+
+def parametrize_with_checks(
+    components: Iterable[Component], expected_failed_checks: ExpectedFailures | None = None
+) -> Any:
+    """A ``pytest.mark.parametrize`` over (component, check) for every check of each
+    component's kind: the test receives them as ``component`` and ``check`` and calls
+    ``check(component)``. An expected failure is a strict xfail with its reason (it fails
+    the run once the component passes); a check that does not apply is skipped."""
+    import pytest
+
+    expected = expected_failed_checks or {}
+    cases = []
+    for component in components:
+        failing = {**expected.get(component.name, {}), **expected.get(component.id, {})}
+        for check in checks_for(component.kind):
+            marks = []
+            if check.__name__ in failing:
+                marks.append(pytest.mark.xfail(reason=failing[check.__name__], strict=True))
+            cases.append(
+                pytest.param(
+                    component,
+                    _skipping_when_not_applicable(check),
+                    id=f"{component.id}-{check.__name__}",
+                    marks=marks,
+                )
+            )
+    return pytest.mark.parametrize(("component", "check"), cases)
+
+
+def _skipping_when_not_applicable(
+    check: Callable[[Component], None],
+) -> Callable[[Component], None]:
+    def run(component: Component) -> None:
+        import pytest
+
+        try:
+            check(component)
+        except NotApplicable as why:
+            pytest.skip(f"{check.__name__}: {why}")
+
+    run.__name__ = check.__name__
+    run.__doc__ = check.__doc__
+    return run
+
+
+__all__ = [
+    "CHECKS",
+    "Component",
+    "ExpectedFailures",
+    "NotApplicable",
+    "check_component",
+    "checks_for",
+    "parametrize_with_checks",
+]

@@ -1,0 +1,59 @@
+"""The kit's pytest plugin (entry point ``pytest11``): checks the components of installed
+distributions, with no test of one's own to write::
+
+    pytest --pyargs automl_core.testing --automl-distribution automl-hillclimb
+
+collects :mod:`automl_core.testing.test_installed` and parametrises it over every component
+the named distributions register, each with every check of its kind.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from automl_core.testing.components import Component, checks_for, installed_plugins
+
+OPTION = "--automl-distribution"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("automl-core").addoption(
+        OPTION,
+        action="append",
+        default=[],
+        metavar="DISTRIBUTION",
+        help="check the components this installed distribution registers (repeatable)",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.name != "test_installed_component_conforms":
+        return
+    distributions = metafunc.config.getoption(OPTION)
+    cases: list[Any] = []
+    for component in installed_components(distributions):
+        for check in checks_for(component.kind):
+            cases.append(pytest.param(component, check, id=f"{component.id}-{check.__name__}"))
+    if not cases:
+        named = ", ".join(distributions) or f"none: name one with {OPTION}"
+        cases.append(
+            pytest.param(
+                None,
+                None,
+                marks=pytest.mark.skip(reason=f"no component of a distribution named ({named})"),
+            )
+        )
+    metafunc.parametrize(("component", "check"), cases)
+
+
+def installed_components(distributions: list[str]) -> list[Component]:
+    """Every registered component of the named distributions that has checks of its kind."""
+    wanted = {d.lower().replace("_", "-") for d in distributions}
+    components = []
+    for registration in installed_plugins().registry.all():
+        distribution = registration.origin.distribution.lower().replace("_", "-")
+        if distribution in wanted and list(checks_for(registration.kind)):
+            components.append(Component(registration.kind, registration.name))
+    return components

@@ -1,0 +1,211 @@
+"""Checks of a search strategy: the rules of :class:`~automl_core.contracts.SearchStrategy`
+that the run loop relies on, each run on the kit's small spaces (:mod:`.spaces`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from automl_core.contracts import DEFAULT_DATA_FIDELITY, SearchContext, SearchStrategy, WarmStart
+from automl_core.errors import InvalidConfigurationError
+from automl_core.space import SearchSpace
+from automl_core.testing.components import Component, NotApplicable, check
+from automl_core.testing.spaces import (
+    PIPELINE,
+    POOL,
+    NearestSurrogate,
+    loss_of,
+    pool_space,
+    space_of,
+)
+from automl_core.trial import Candidate, Result, Status, Trial
+
+STRATEGY = "search_strategy"
+
+
+def claimed_kinds(component: Component) -> list[str]:
+    """The space kinds the strategy says it searches (``space_kinds``), in a fixed order."""
+    kinds = getattr(type(component.build()), "space_kinds", frozenset({PIPELINE, POOL}))
+    return [kind for kind in (PIPELINE, POOL) if kind in kinds]
+
+
+def set_up(
+    component: Component, kind: str, seed: int = 0, warm_start: WarmStart | None = None
+) -> tuple[SearchStrategy, SearchSpace]:
+    """A fresh strategy, set up on a fresh space of ``kind``, with a surrogate and the
+    default budget range."""
+    space = space_of(kind)
+    strategy = component.build()
+    surrogate = component.surrogate
+    context = SearchContext(
+        space=space,
+        seed=seed,
+        surrogate_factory=surrogate.build if surrogate is not None else NearestSurrogate,
+        warm_start=warm_start,
+        fidelity=DEFAULT_DATA_FIDELITY,
+    )
+    strategy.setup(context)
+    return strategy, space
+
+
+def ask(strategy: SearchStrategy, space: SearchSpace, number: int) -> Candidate | None:
+    """``strategy.ask()``, checked: None or a Candidate whose configuration is valid in
+    ``space`` and whose budget is None or in the range the strategy was given."""
+    candidate = strategy.ask()
+    if candidate is None:
+        return None
+    assert isinstance(candidate, Candidate), (
+        f"ask() #{number} returned {type(candidate).__name__}, expected a Candidate or None"
+    )
+    try:
+        space.validate(candidate.config)
+    except InvalidConfigurationError as error:
+        raise AssertionError(
+            f"ask() #{number} proposed an invalid configuration: {error}"
+        ) from None
+    fidelity = DEFAULT_DATA_FIDELITY
+    budget = candidate.budget
+    assert budget is None or fidelity.min - 1e-9 <= budget <= fidelity.max + 1e-9, (
+        f"ask() #{number} proposed budget {budget}, outside the range [{fidelity.min:g}, "
+        f"{fidelity.max:g}] it was given"
+    )
+    return candidate
+
+
+def ok(space: SearchSpace, trial: Trial) -> Result:
+    return Result(Status.OK, loss_of(space, trial.config))
+
+
+def search(strategy: SearchStrategy, space: SearchSpace, trials: int) -> list[Trial]:
+    """Ask and tell one at a time, up to ``trials`` trials (fewer if the strategy runs out)."""
+    told = []
+    for number in range(trials):
+        candidate = ask(strategy, space, number)
+        if candidate is None:
+            break
+        trial = Trial.from_candidate(number, candidate)
+        strategy.tell(trial, ok(space, trial))
+        told.append(trial)
+    return told
+
+
+def proposals(trials: list[Trial], space: SearchSpace) -> list[tuple[str, float | None]]:
+    return [(space.key(t.config), t.budget) for t in trials]
+
+
+@check(STRATEGY)
+def check_strategy_sets_up_on_the_spaces_it_claims(component: Component) -> None:
+    """``setup`` then ``ask`` works on a pipeline space and on a pool, as far as the
+    strategy's ``space_kinds`` claims them (both by default)."""
+    for kind in claimed_kinds(component):
+        strategy, space = set_up(component, kind)
+        assert ask(strategy, space, 0) is not None, f"the first ask() on a {kind} space was None"
+        strategy.close()
+
+
+@check(STRATEGY)
+def check_strategy_asks_several_times_before_a_tell(component: Component) -> None:
+    """Parallel workers: the run loop asks for several trials before the first result
+    arrives; every proposal is valid, and the results may then come back in any order."""
+    for kind in claimed_kinds(component):
+        strategy, space = set_up(component, kind)
+        asked = [ask(strategy, space, number) for number in range(4)]
+        assert all(c is not None for c in asked), f"ask() returned None early on a {kind} space"
+        trials = [Trial.from_candidate(i, c) for i, c in enumerate(asked) if c is not None]
+        for trial in reversed(trials):
+            strategy.tell(trial, ok(space, trial))
+        assert ask(strategy, space, 4) is not None, f"no ask() after the tells on a {kind} space"
+
+
+@check(STRATEGY)
+def check_strategy_learns_from_failed_trials(component: Component) -> None:
+    """A crash, a timeout and a memory-out are results too (infinite loss, no metrics):
+    told in any order among good ones, the strategy keeps proposing valid trials."""
+    failures = [Status.CRASHED, Status.TIMEOUT, Status.MEMOUT]
+    for kind in claimed_kinds(component):
+        strategy, space = set_up(component, kind)
+        asked = [ask(strategy, space, number) for number in range(6)]
+        trials = [Trial.from_candidate(i, c) for i, c in enumerate(asked) if c is not None]
+        order = np.random.default_rng(0).permutation(len(trials))
+        for position in order:
+            trial = trials[position]
+            if position < len(failures):
+                strategy.tell(trial, Result.failure(failures[position], "the kit's failure"))
+            else:
+                strategy.tell(trial, ok(space, trial))
+        search(strategy, space, 4)
+
+
+@check(STRATEGY)
+def check_strategy_ends_when_the_pool_is_exhausted(component: Component) -> None:
+    """On a finite pool, ``ask`` returns None once nothing is left to propose (the run
+    then ends), and never proposes a candidate twice at the same budget."""
+    if POOL not in claimed_kinds(component):
+        raise NotApplicable("the strategy does not search pools (space_kinds)")
+    strategy, space = set_up(component, POOL)
+    offered = len(pool_space().candidates())
+    limit = 10 * offered  # a multi-fidelity strategy may propose each at a few budgets
+    trials = search(strategy, space, limit)
+    seen = proposals(trials, space)
+    repeated = sorted({p for p in seen if seen.count(p) > 1}, key=str)
+    assert not repeated, f"proposed twice at the same budget: {repeated[:3]}"
+    assert len(trials) < limit, (
+        f"ask() still proposed after {limit} trials on a pool of {offered} candidates; "
+        "it must return None when the pool is exhausted"
+    )
+
+
+@check(STRATEGY)
+def check_strategy_is_deterministic_given_its_seed(component: Component) -> None:
+    """The same seed gives the same proposals (a run is reproducible from its recipe's
+    seed), and another seed other proposals."""
+    for kind in claimed_kinds(component):
+        runs = {}
+        for label, seed in (("first", 0), ("again", 0), ("other", 1)):
+            strategy, space = set_up(component, kind, seed=seed)
+            runs[label] = proposals(search(strategy, space, 8), space)
+        assert runs["first"] == runs["again"], (
+            f"two runs with seed 0 on a {kind} space proposed different trials:\n"
+            f"  {runs['first']}\n  {runs['again']}"
+        )
+        assert runs["first"] != runs["other"], (
+            f"seeds 0 and 1 proposed the same trials on a {kind} space: is the seed used?"
+        )
+
+
+@check(STRATEGY)
+def check_strategy_resumes_from_replayed_tells(component: Component) -> None:
+    """A resumed run tells a fresh strategy every finished trial, in order, before its
+    first ask: it must take them as its own (no trial proposed again at the same budget)
+    and go on proposing valid trials."""
+    for kind in claimed_kinds(component):
+        strategy, space = set_up(component, kind)
+        done = search(strategy, space, 6)
+        resumed, space = set_up(component, kind)
+        for trial in done:
+            resumed.tell(trial, ok(space, trial))
+        later = [
+            Trial.from_candidate(len(done) + i, c)
+            for i in range(4)
+            if (c := ask(resumed, space, len(done) + i)) is not None
+        ]
+        before = set(proposals(done, space))
+        again = [p for p in proposals(later, space) if p in before]
+        assert not again, f"after the replay on a {kind} space, proposed again: {again[:3]}"
+
+
+@check(STRATEGY)
+def check_strategy_asks_the_warm_start_first(component: Component) -> None:
+    """The warm start's configurations (``SearchContext.warm_start``) are the first
+    proposals, in any order: a warm-starter's portfolio or nearest datasets' best come
+    before the strategy's own choices."""
+    for kind in claimed_kinds(component):
+        space = space_of(kind)
+        configs = space.sample(np.random.default_rng(7), 3)
+        strategy, space = set_up(component, kind, warm_start=WarmStart(configs=list(configs)))
+        first = [ask(strategy, space, number) for number in range(len(configs))]
+        asked = {space.key(c.config) for c in first if c is not None}
+        wanted = {space.key(c) for c in configs}
+        assert asked == wanted, (
+            f"the first {len(configs)} proposals on a {kind} space were not the warm start's "
+            f"configurations: missing {sorted(wanted - asked)}"
+        )

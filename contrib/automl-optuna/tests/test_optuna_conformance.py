@@ -1,0 +1,8 @@
+"""The optuna-tpe peer strategy passes the conformance kit (automl_core.testing)."""
+
+from automl_core.testing import Component, parametrize_with_checks
+
+
+@parametrize_with_checks([Component("search_strategy", "optuna-tpe")])
+def test_conformance(component, check):
+    check(component)

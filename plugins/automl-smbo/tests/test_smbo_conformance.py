@@ -1,0 +1,8 @@
+"""smbo passes the conformance kit (automl_core.testing) for its kind, search_strategy."""
+
+from automl_core.testing import Component, parametrize_with_checks
+
+
+@parametrize_with_checks([Component("search_strategy", "smbo")])
+def test_conformance(component, check):
+    check(component)

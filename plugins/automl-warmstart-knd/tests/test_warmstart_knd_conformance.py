@@ -1,0 +1,8 @@
+"""knd passes the conformance kit (automl_core.testing) for its kind, warmstarter."""
+
+from automl_core.testing import Component, parametrize_with_checks
+
+
+@parametrize_with_checks([Component("warmstarter", "knd")])
+def test_conformance(component, check):
+    check(component)

@@ -1,0 +1,120 @@
+"""The conformance kit catches what it claims to: deliberately broken components fail the
+checks that name what broke, in a pytest run of their own (pytester), as a plugin author
+would see it."""
+
+from __future__ import annotations
+
+import pytest
+
+from automl_core.testing import Component, check_component, checks_for
+from automl_core.testing.data_checks import check_ensembler_weights_are_a_distribution
+
+pytest_plugins = ["pytester"]
+
+BROKEN = '''
+import numpy as np
+
+from automl_core.contracts import SearchStrategy, Surrogate
+from automl_core.testing import Component, parametrize_with_checks
+from automl_core.trial import Candidate
+
+
+class Stubborn(SearchStrategy):
+    """Ignores its seed and the warm start, forgets what it asked, never runs out."""
+
+    def setup(self, context):
+        super().setup(context)
+        self.first = context.space.sample(np.random.default_rng(123), 1)[0]
+
+    def ask(self):
+        return Candidate(self.first)
+
+    def tell(self, trial, result):
+        pass
+
+
+class Overconfident(Surrogate):
+    """Predicts the training mean with a negative uncertainty."""
+
+    def fit(self, X, y):
+        self.mean = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean), np.full(len(X), -1.0)
+
+
+@parametrize_with_checks(
+    [
+        Component("search_strategy", "stubborn", factory=Stubborn),
+        Component("surrogate", "overconfident", factory=Overconfident),
+    ],
+    expected_failed_checks={
+        "stubborn": {"check_strategy_learns_from_failed_trials": "listed, but it passes"},
+    },
+)
+def test_conformance(component, check):
+    check(component)
+'''
+
+
+@pytest.fixture
+def report(pytester: pytest.Pytester) -> pytest.RunResult:
+    pytester.makepyfile(test_broken=BROKEN)
+    return pytester.runpytest("-q", "-p", "no:cacheprovider", "-rfEX")
+
+
+def test_a_broken_strategy_fails_the_checks_that_name_what_broke(report):
+    out = report.stdout.str()
+    for check, message in [
+        ("check_strategy_ends_when_the_pool_is_exhausted", "proposed twice at the same budget"),
+        ("check_strategy_is_deterministic_given_its_seed", "seeds 0 and 1 proposed the same"),
+        ("check_strategy_asks_the_warm_start_first", "were not the warm start's"),
+        ("check_strategy_resumes_from_replayed_tells", "after the replay"),
+    ]:
+        assert f"search_strategy:stubborn-{check}" in out and message in out, (check, out)
+    assert (
+        "search_strategy:stubborn-check_strategy_asks_several_times_before_a_tell PASSED" not in out
+    )
+
+
+def test_a_broken_surrogate_fails_on_its_uncertainty(report):
+    out = report.stdout.str()
+    assert "surrogate:overconfident-check_surrogate_predicts_a_mean_and_std_per_row" in out
+    assert "standard deviations that are negative or not finite: [-1." in out
+
+
+def test_an_expected_failure_that_passes_fails_the_run(report):
+    """Strict: once a component is fixed, its expected failure must come off the list."""
+    out = report.stdout.str()
+    assert "XPASS(strict)" in out and "listed, but it passes" in out
+    outcomes = report.parseoutcomes()
+    assert outcomes["failed"] == 11 and outcomes["passed"] == 2 and outcomes["skipped"] == 2
+
+
+def test_check_component_names_the_check_that_failed():
+    class Uneven:
+        def fit(self, predictions, y, loss):
+            return [0.9, 0.9]
+
+    component = Component("ensembler", "uneven", factory=Uneven)
+    with pytest.raises(AssertionError, match="ensembler:uneven fails check_ensembler_weights"):
+        check_component(component)
+    passed = check_component(
+        component,
+        expected_failed_checks={
+            check_ensembler_weights_are_a_distribution.__name__: "weights do not sum to 1",
+            "check_ensembler_is_no_worse_than_the_best_member": "a blend of 1.8 times",
+            "check_ensembler_takes_identical_members": "weights do not sum to 1",
+        },
+    )
+    assert passed == []
+
+
+def test_every_kind_of_the_kit_has_checks_with_docstrings():
+    kinds = ["search_strategy", "surrogate", "metafeature_provider", "warmstarter"]
+    kinds += ["ensembler", "dataset_source", "executor"]
+    for kind in kinds:
+        checks = list(checks_for(kind))
+        assert checks, kind
+        assert all(c.__name__.startswith("check_") and c.__doc__ for c in checks), kind

@@ -1,0 +1,16 @@
+"""The core's own components pass the conformance kit (automl_core.testing)."""
+
+from automl_core.testing import Component, parametrize_with_checks
+
+
+@parametrize_with_checks(
+    [
+        Component("search_strategy", "random"),
+        Component("executor", "sequential"),
+        Component("executor", "processes", params={"workers": 2}),
+        Component("dataset_source", "sklearn", example="iris"),
+        Component("dataset_source", "keel", example="pima"),
+    ]
+)
+def test_conformance(component, check):
+    check(component)
