@@ -4,10 +4,13 @@ would see it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from automl_core.testing import Component, check_component, checks_for
 from automl_core.testing.data_checks import check_ensembler_weights_are_a_distribution
+from automl_core.testing.docs import with_checks
 
 pytest_plugins = ["pytester"]
 
@@ -118,3 +121,11 @@ def test_every_kind_of_the_kit_has_checks_with_docstrings():
         checks = list(checks_for(kind))
         assert checks, kind
         assert all(c.__name__.startswith("check_") and c.__doc__ for c in checks), kind
+
+
+def test_the_plugin_guide_lists_what_the_kit_checks():
+    """docs/plugins.md's list is generated from the checks' docstrings: regenerate it with
+    `python -m automl_core.testing.docs docs/plugins.md` when a check changes."""
+    page = (Path(__file__).parents[1] / "docs" / "plugins.md").read_text()
+    assert with_checks(page) == page
+    assert all(f"`{c.__name__}`" in page for c in checks_for("search_strategy"))

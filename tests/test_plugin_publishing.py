@@ -1,0 +1,221 @@
+"""Publishing a plugin for real: the template's wheel and sdist uploaded to a package index
+(pypiserver, on the loopback address), installed by name into a fresh virtual environment
+with the core from the same index, checked by the conformance kit there, used by a recipe;
+then a new version published and upgraded to.
+
+Dependencies of the core (numpy, scikit-learn...) come from the indexes pip is configured
+with; the automl packages exist only on the test's own index, which the install report
+shows they were downloaded from.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = ROOT / "contrib" / "plugin-template"
+pytestmark = pytest.mark.slow
+#: Uploads and downloads without a password; never a redirect to PyPI.
+NO_AUTH = ["-a", ".", "-P", ".", "--disable-fallback"]
+
+
+def sh(*args: object, cwd: Path | None = None) -> str:
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A pypiserver on 127.0.0.1 that takes uploads without a password and never falls
+    back to PyPI; its URL."""
+    packages = tmp_path_factory.mktemp("index")
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pypiserver",
+            "run",
+            "-i",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            *NO_AUTH,
+            str(packages),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):  # it starts in a second or two; give a loaded machine 30 s
+            try:
+                urllib.request.urlopen(f"{url}/simple/", timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("pypiserver did not start")
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def upload(index_url: str, path: Path) -> None:
+    """Upload one distribution file the way twine does (``:action=file_upload``, a
+    multipart form)."""
+    boundary = uuid.uuid4().hex
+    fields = [(":action", "file_upload"), ("protocol_version", "1")]
+    body = b"".join(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+        for k, v in fields
+    )
+    body += (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="content"; '
+        f'filename="{path.name}"\r\nContent-Type: application/octet-stream\r\n\r\n'
+    ).encode()
+    body += path.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+    request = urllib.request.Request(
+        f"{index_url}/",
+        data=body,
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        assert response.status == 200, f"upload of {path.name}: HTTP {response.status}"
+
+
+def build(source: Path, out: Path) -> list[Path]:
+    """The wheel and sdist of the project in ``source``."""
+    sh(
+        sys.executable,
+        "-m",
+        "build",
+        "--no-isolation",
+        "--sdist",
+        "--wheel",
+        "--outdir",
+        out,
+        source,
+    )
+    return sorted(out.iterdir())
+
+
+def template_at(version: str, tmp: Path) -> Path:
+    """A copy of the template whose version is ``version``."""
+    copy = tmp / f"template-{version}"
+    shutil.copytree(TEMPLATE, copy, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    project = copy / "pyproject.toml"
+    project.write_text(project.read_text().replace('version = "0.1.0"', f'version = "{version}"'))
+    return copy
+
+
+def install(env: Path, index_url: str, *requirements: str, report: Path) -> dict[str, str]:
+    """``pip install`` by name from the index (dependencies from pip's own configuration);
+    the download URL of each automl package installed."""
+    pip = [env / "bin" / "python", "-m", "pip", "install", "-q", "--report", report]
+    sh(*pip, "--extra-index-url", f"{index_url}/simple/", *requirements)
+    installed = json.loads(report.read_text())["install"]
+    return {
+        item["metadata"]["name"]: item["download_info"]["url"]
+        for item in installed
+        if item["metadata"]["name"].startswith("automl-")
+    }
+
+
+def listed_version(env: Path) -> str:
+    listing = json.loads(sh(env / "bin" / "automl", "plugins", "--json"))
+    by_name = {(c["kind"], c["name"]): c for c in listing["components"]}
+    return by_name[("search_strategy", "hillclimb")]["version"]
+
+
+def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
+    index: str, tmp_path: Path
+) -> None:
+    dists = tmp_path / "dists"
+    sh(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dists, ROOT)
+    sh(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "-q",
+        "--no-deps",
+        "-w",
+        dists,
+        ROOT / "plugins" / "automl-sklearn",
+    )
+    first = build(template_at("0.1.0", tmp_path), tmp_path / "first")
+    assert {p.suffix for p in first} == {".whl", ".gz"}  # a wheel and an sdist
+    for path in [*dists.iterdir(), *first]:
+        upload(index, path)
+
+    env = tmp_path / "venv"
+    venv.create(env, with_pip=True)
+    sources = install(
+        env,
+        index,
+        "automl-hillclimb==0.1.0",
+        "automl-sklearn",
+        "pytest",
+        report=tmp_path / "r1.json",
+    )
+    assert set(sources) == {"automl-core", "automl-hillclimb", "automl-sklearn"}
+    assert all(url.startswith(index) for url in sources.values()), sources
+    assert listed_version(env) == "0.1.0"
+
+    # the conformance kit, run against the installed plugin from outside this repository
+    kit = sh(
+        env / "bin" / "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--pyargs",
+        "automl_core.testing",
+        "--automl-distribution",
+        "automl-hillclimb",
+        cwd=tmp_path,
+    )
+    assert "7 passed" in kit, kit
+
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        "task: {dataset: 'sklearn:iris', metric: accuracy}\n"
+        "space: {name: autosklearn-classification,\n"
+        "        params: {include: {classifier: [decision_tree, lda]}}}\n"
+        "search: hillclimb\n"
+        "budget: {trials: 4}\n"
+    )
+    out = sh(env / "bin" / "automl", "run", recipe, "--out", tmp_path / "run", "--quiet")
+    assert "trials: 4" in out
+
+    for path in build(template_at("0.2.0", tmp_path), tmp_path / "second"):
+        upload(index, path)
+    upgraded = install(env, index, "--upgrade", "automl-hillclimb", report=tmp_path / "r2.json")
+    assert upgraded == {
+        "automl-hillclimb": f"{index}/packages/automl_hillclimb-0.2.0-py3-none-any.whl"
+    }
+    assert listed_version(env) == "0.2.0"
