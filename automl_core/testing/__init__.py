@@ -23,13 +23,24 @@ without a ``seed``) raises :class:`NotApplicable`, reported as a skip with its r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from automl_core.testing.components import CHECKS, Component, NotApplicable, checks_for
+from automl_core.testing import (  # noqa: F401 -- importing them fills CHECKS
+    data_checks,
+    executor_checks,
+    strategy_checks,
+    surrogate_checks,
+)
+from automl_core.testing.components import CHECKS, Component, NotApplicable
 
 #: Per component (its ``name`` or ``id``), the checks it is expected to fail and why.
 ExpectedFailures = Mapping[str, Mapping[str, str]]
+
+
+def checks_for(kind: str) -> Iterator[Callable[[Component], None]]:
+    """The checks of ``kind``, in order (none for a kind without checks)."""
+    yield from CHECKS.get(kind, [])
 
 
 def check_component(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -83,7 +83,8 @@ def _registration(component: Component) -> Registration:
         raise AssertionError(f"{component.id} is not registered: {error}") from None
 
 
-#: Check functions per component kind, in the order they run (filled by the check modules).
+#: Check functions per component kind, in the order they run (filled by the check modules
+#: as :mod:`automl_core.testing` imports them).
 CHECKS: dict[str, list[Callable[[Component], None]]] = {}
 
 
@@ -96,15 +97,3 @@ def check(kind: str) -> Callable[[Callable[[Component], None]], Callable[[Compon
         return function
 
     return declare
-
-
-def checks_for(kind: str) -> Iterator[Callable[[Component], None]]:
-    """The checks of ``kind``, in order (an empty iterator for a kind without checks)."""
-    from automl_core.testing import (  # noqa: F401 -- importing them fills CHECKS
-        data_checks,
-        executor_checks,
-        strategy_checks,
-        surrogate_checks,
-    )
-
-    yield from CHECKS.get(kind, [])

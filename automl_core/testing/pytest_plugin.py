@@ -9,11 +9,12 @@ the named distributions register, each with every check of its kind.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from automl_core.testing.components import Component, checks_for, installed_plugins
+if TYPE_CHECKING:
+    from automl_core.testing import Component
 
 OPTION = "--automl-distribution"
 
@@ -30,7 +31,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.name != "test_installed_component_conforms":
-        return
+        return  # loaded in every pytest session: import the kit only when it is used
+    from automl_core.testing import checks_for
+
     distributions = metafunc.config.getoption(OPTION)
     cases: list[Any] = []
     for component in installed_components(distributions):
@@ -50,6 +53,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def installed_components(distributions: list[str]) -> list[Component]:
     """Every registered component of the named distributions that has checks of its kind."""
+    from automl_core.testing import Component, checks_for
+    from automl_core.testing.components import installed_plugins
+
     wanted = {d.lower().replace("_", "-") for d in distributions}
     components = []
     for registration in installed_plugins().registry.all():
