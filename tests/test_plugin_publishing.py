@@ -23,20 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from packages import ROOT, sh, wheels
 
-ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "contrib" / "plugin-template"
 pytestmark = pytest.mark.slow
 #: Uploads and downloads without a password; never a redirect to PyPI.
 NO_AUTH = ["-a", ".", "-P", ".", "--disable-fallback"]
-
-
-def sh(*args: object, cwd: Path | None = None) -> str:
-    done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
 
 
 def free_port() -> int:
@@ -153,22 +145,10 @@ def listed_version(env: Path) -> str:
 def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
     index: str, tmp_path: Path
 ) -> None:
-    dists = tmp_path / "dists"
-    sh(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dists, ROOT)
-    sh(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "-q",
-        "--no-deps",
-        "-w",
-        dists,
-        ROOT / "plugins" / "automl-sklearn",
-    )
+    core = wheels(tmp_path / "dists", ROOT, ROOT / "plugins" / "automl-sklearn")
     first = build(template_at("0.1.0", tmp_path), tmp_path / "first")
     assert {p.suffix for p in first} == {".whl", ".gz"}  # a wheel and an sdist
-    for path in [*dists.iterdir(), *first]:
+    for path in [*core, *first]:
         upload(index, path)
 
     env = tmp_path / "venv"

@@ -4,47 +4,29 @@ beside the core, found through its entry point, and used from a recipe."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import venv
 from pathlib import Path
 
 import pytest
+from packages import ROOT, sh, wheels
 
 from automl_core.history import RunHistory
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-def sh(*args: object, cwd: Path | None = None) -> str:
-    done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
 
 
 @pytest.fixture(scope="module")
 def fresh_env(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("roundtrip")
-    wheels = base / "wheels"
-    sh(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "-q",
-        "--no-deps",
-        "-w",
-        wheels,
+    built = wheels(
+        base / "wheels",
         ROOT,
         ROOT / "plugins" / "automl-sklearn",
         ROOT / "contrib" / "plugin-template",
     )
     env = base / "venv"
     venv.create(env, with_pip=True)
-    sh(env / "bin" / "python", "-m", "pip", "install", "-q", *sorted(wheels.glob("*.whl")))
+    sh(env / "bin" / "python", "-m", "pip", "install", "-q", *built)
     return env
 
 

@@ -23,7 +23,9 @@ without a ``seed``) raises :class:`NotApplicable`, reported as a skip with its r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from importlib import metadata
 from typing import Any
 
 from automl_core.testing import (  # noqa: F401 -- importing them fills CHECKS
@@ -38,9 +40,21 @@ from automl_core.testing.components import CHECKS, Component, NotApplicable
 ExpectedFailures = Mapping[str, Mapping[str, str]]
 
 
+#: Entry-point group of the check modules of distributions that add a kind of their own
+#: (automl-bench's ``system``): each is imported once, which declares its checks.
+CHECK_MODULES = "automl_core.checks"
+
+
 def checks_for(kind: str) -> Iterator[Callable[[Component], None]]:
     """The checks of ``kind``, in order (none for a kind without checks)."""
+    _import_check_modules()
     yield from CHECKS.get(kind, [])
+
+
+@functools.cache
+def _import_check_modules() -> None:
+    for entry_point in metadata.entry_points(group=CHECK_MODULES):
+        entry_point.load()
 
 
 def check_component(
@@ -115,6 +129,7 @@ def _skipping_when_not_applicable(
 
 __all__ = [
     "CHECKS",
+    "CHECK_MODULES",
     "Component",
     "ExpectedFailures",
     "NotApplicable",

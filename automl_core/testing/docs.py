@@ -23,6 +23,7 @@ KINDS = {
     "ensembler": "Ensemblers",
     "executor": "Executors",
     "dataset_source": "Dataset sources",
+    "system": "Whole AutoML systems (automl-bench's kind, its checks in `automl_bench.checks`)",
 }
 
 

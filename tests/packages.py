@@ -1,0 +1,25 @@
+"""What the packaging tests share: running a command, and building wheels of this
+repository's projects (no dependencies, as a package index would hold them)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def sh(*args: object, cwd: Path | None = None) -> str:
+    """Run a command; its stdout, or a failed assertion with both of its outputs."""
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def wheels(out: Path, *projects: Path) -> list[Path]:
+    """Wheels of ``projects`` (folders with a pyproject.toml), built into ``out``."""
+    sh(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, *projects)
+    return sorted(out.glob("*.whl"))
