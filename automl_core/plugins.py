@@ -281,11 +281,16 @@ def api_mismatch(plugin: object, name: str, distribution: str) -> str | None:
     if declared is None:
         return None
     accepted = set(declared) if isinstance(declared, (tuple, list, set, frozenset)) else {declared}
+    if not accepted or not all(type(v) is int for v in accepted):
+        return (
+            f"plugin {name!r} ({distribution}) declares {API_DECLARATION} = {declared!r}: "
+            "expected an integer (or a tuple of them), e.g. 1"
+        )
     if PLUGIN_API in accepted:
         return None
     from automl_core import __version__
 
-    needs = ", ".join(str(v) for v in sorted(accepted, key=str))
+    needs = " or ".join(str(v) for v in sorted(accepted))
     return (
         f"plugin {name!r} ({distribution}) needs plugin API {needs}; automl-core {__version__} "
         f"provides plugin API {PLUGIN_API}: install a release of it written for API "

@@ -154,7 +154,8 @@ def test_a_plugin_of_another_plugin_api_is_refused_and_named(monkeypatch):
     """A plugin declaring only an API this core does not provide is listed as broken with
     the API it needs and the core's; one declaring this API (or a tuple with it) loads."""
     modules = {}
-    for name, declared in [("future", "2"), ("current", "(1, 2)"), ("plain", "None")]:
+    cases = [("future", "2"), ("current", "(1, 2)"), ("plain", "None"), ("text", "'1'")]
+    for name, declared in cases:
         module = types.ModuleType(f"fake_{name}_plugin")
         exec(
             f"from automl_core import hookimpl\nAUTOML_PLUGIN_API = {declared}\n"
@@ -171,9 +172,10 @@ def test_a_plugin_of_another_plugin_api_is_refused_and_named(monkeypatch):
     monkeypatch.delenv(LOAD_PLUGINS_ENV, raising=False)
     plugins = load_plugins()
     assert plugins.registry.names("surrogate") == ["current-surrogate", "plain-surrogate"]
-    (broken,) = plugins.broken
-    assert broken.name == "future" and broken.distribution == "automl-future"
-    assert f"needs plugin API 2; automl-core {__version__} provides plugin API 1" in broken.error
+    future, text = sorted(plugins.broken, key=lambda b: b.name)
+    assert future.name == "future" and future.distribution == "automl-future"
+    assert f"needs plugin API 2; automl-core {__version__} provides plugin API 1" in future.error
+    assert "declares AUTOML_PLUGIN_API = '1': expected an integer" in text.error
 
 
 def test_env_var_restricts_which_plugins_load(fake_entry_points, monkeypatch):

@@ -64,6 +64,7 @@ def check_component(
     ``AssertionError`` naming the check). Returns the names of the checks that ran and
     passed; a check that does not apply, or is expected to fail, is not among them."""
     expected = dict(expected_failed_checks or {})
+    _check_names(expected, component)
     passed = []
     for check in checks_for(component.kind):
         try:
@@ -73,7 +74,9 @@ def check_component(
         except Exception as error:
             if check.__name__ in expected:
                 continue
-            raise AssertionError(f"{component.id} fails {check.__name__}: {error}") from error
+            raise AssertionError(
+                f"{component.id} fails {check.__name__}: {type(error).__name__}: {error}"
+            ) from error
         if check.__name__ in expected:
             raise AssertionError(
                 f"{component.id} passes {check.__name__}, listed as an expected failure "
@@ -96,6 +99,7 @@ def parametrize_with_checks(
     cases = []
     for component in components:
         failing = {**expected.get(component.name, {}), **expected.get(component.id, {})}
+        _check_names(failing, component)
         for check in checks_for(component.kind):
             marks = []
             if check.__name__ in failing:
@@ -109,6 +113,18 @@ def parametrize_with_checks(
                 )
             )
     return pytest.mark.parametrize(("component", "check"), cases)
+
+
+def _check_names(expected: Mapping[str, str], component: Component) -> None:
+    """An expected failure must name a check of the component's kind: a renamed or removed
+    check would otherwise leave the entry in place, silently."""
+    known = {check.__name__ for check in checks_for(component.kind)}
+    unknown = sorted(set(expected) - known)
+    if unknown:
+        raise ValueError(
+            f"expected failures of {component.id} name no check of kind {component.kind!r}: "
+            f"{unknown}; its checks are {sorted(known)}"
+        )
 
 
 def _skipping_when_not_applicable(

@@ -136,7 +136,9 @@ def check_warmstarter_suggests_valid_configurations(component: Component) -> Non
 def check_warmstarter_is_deterministic(component: Component) -> None:
     """The same task and meta-data give the same configurations, in the same order."""
     first, again = _warm_started(component, 3), _warm_started(component, 3)
-    assert first.configs == again.configs, f"{first.configs} then {again.configs}"
+    assert first.configs == again.configs, (
+        f"two calls suggested {first.configs}, then {again.configs}"
+    )
 
 
 # --- ensemblers ----------------------------------------------------------------------------
@@ -164,8 +166,11 @@ def check_ensembler_weights_are_a_distribution(component: Component) -> None:
     """``fit`` returns one non-negative weight per member, summing to 1."""
     members, y = _predictions(0)
     weights = np.asarray(component.build().fit(members, y, _log_loss), dtype=float)
-    assert weights.shape == (len(members),), f"weights of shape {weights.shape}"
-    assert (weights >= 0).all() and np.isclose(weights.sum(), 1.0), f"weights {weights}"
+    assert weights.shape == (len(members),), (
+        f"{len(weights)} weights for {len(members)} members: {weights}"
+    )
+    assert (weights >= 0).all(), f"negative weights: {weights}"
+    assert np.isclose(weights.sum(), 1.0), f"weights sum to {weights.sum():.4f}, not 1: {weights}"
 
 
 @check("ensembler")
@@ -184,7 +189,7 @@ def check_ensembler_takes_identical_members(component: Component) -> None:
     """Members with the same predictions (the same pipeline found twice) are no error."""
     members, y = _predictions(2)
     weights = np.asarray(component.build().fit([members[0]] * 3, y, _log_loss), dtype=float)
-    assert np.isclose(weights.sum(), 1.0), f"weights {weights}"
+    assert np.isclose(weights.sum(), 1.0), f"weights sum to {weights.sum():.4f}, not 1: {weights}"
 
 
 # --- dataset sources -----------------------------------------------------------------------
@@ -198,22 +203,28 @@ def _example(component: Component) -> str:
 
 @check("dataset_source")
 def check_dataset_source_loads_a_valid_dataset(component: Component) -> None:
-    """``load(reference)`` returns a :class:`Dataset` that passes ``check_dataset``, named
-    ``source:reference`` (what the run folder records)."""
+    """``load(reference, target=None, task=None)``, called as the core calls it, returns a
+    :class:`Dataset` that passes ``check_dataset``, named ``source:reference`` (what the run
+    folder records)."""
     reference = _example(component)
-    loaded = component.factory_object()(reference)
+    loaded = component.factory_object()(reference, target=None, task=None)
     assert isinstance(loaded, Dataset), f"load() returned {type(loaded).__name__}"
     check_dataset(loaded)
-    assert loaded.name == f"{component.name}:{reference}", f"named {loaded.name!r}"
+    expected = f"{component.name}:{reference}"
+    assert loaded.name == expected, f"the dataset is named {loaded.name!r}, expected {expected!r}"
 
 
 @check("dataset_source")
 def check_dataset_source_refuses_an_unknown_reference(component: Component) -> None:
     """A reference it does not know raises a :class:`DatasetError` (an ``AutoMLError``)
     saying so, which the CLI prints without a traceback."""
-    _example(component)
     try:
-        component.factory_object()("no-such-dataset-of-the-conformance-kit")
+        component.factory_object()("no-such-dataset-of-the-conformance-kit", target=None, task=None)
     except AutoMLError:
         return
+    except Exception as error:
+        raise AssertionError(
+            f"an unknown reference raised {type(error).__name__}: {error}; expected a "
+            "DatasetError saying which reference is unknown"
+        ) from error
     raise AssertionError("loading an unknown reference raised no AutoMLError")

@@ -31,16 +31,29 @@ class NumberedEvaluator(Evaluator):
 
 @dataclass
 class SleepingEvaluator(Evaluator):
-    """Sleeps ``seconds``, then leaves a file named after the trial in ``folder``: a trial
-    that was stopped leaves none."""
+    """Leaves ``started-N`` in ``folder``, sleeps ``seconds``, then leaves ``trial-N``: a
+    trial that was stopped leaves the first file and not the second."""
 
     seconds: float
     folder: str
 
     def evaluate(self, trial: Trial) -> Result:
+        (Path(self.folder) / f"started-{trial.id}").write_text("started")
         time.sleep(self.seconds)
         (Path(self.folder) / f"trial-{trial.id}").write_text("finished")
         return Result(Status.OK, 0.0)
+
+
+@dataclass
+class GreedyEvaluator(Evaluator):
+    """Allocates ``megabytes`` and touches every page of it."""
+
+    megabytes: int
+
+    def evaluate(self, trial: Trial) -> Result:
+        block = bytearray(self.megabytes * 2**20)
+        block[::4096] = b"x" * len(block[::4096])
+        return Result(Status.OK, float(len(block)))
 
 
 def _built(component: Component) -> Executor:
@@ -50,16 +63,31 @@ def _built(component: Component) -> Executor:
     return executor
 
 
+def _limited(component: Component) -> Executor:
+    executor = _built(component)
+    if not executor.enforces_limits:
+        executor.shutdown()
+        raise NotApplicable("the executor does not claim to enforce limits (enforces_limits)")
+    return executor
+
+
+def _wait_for(path: Path, what: str) -> None:
+    deadline = time.monotonic() + PATIENCE_S
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{what} within {PATIENCE_S:.0f}s"
+        time.sleep(0.05)
+
+
 @check(EXECUTOR)
 def check_executor_returns_each_result_to_its_trial(component: Component) -> None:
-    """``submit`` returns a future per trial that resolves to that trial's result, with
-    ``capacity`` trials in flight at once (the run loop keeps that many)."""
+    """``submit`` returns a future per trial that resolves to that trial's result, whatever
+    the order they finish in; twice ``capacity`` trials are submitted at once, as the run
+    loop may when results come back together."""
     executor = _built(component)
+    evaluator = NumberedEvaluator()  # one evaluator for the run, as the run loop hands it
     try:
         count = max(2, 2 * executor.capacity)
-        futures = {
-            i: executor.submit(NumberedEvaluator(), Trial(i, {"x": i * 1.5})) for i in range(count)
-        }
+        futures = {i: executor.submit(evaluator, Trial(i, {"x": i * 1.5})) for i in range(count)}
         _, waiting = wait(list(futures.values()), timeout=PATIENCE_S)
         assert not waiting, f"{len(waiting)} of {count} results did not arrive"
         for i, future in futures.items():
@@ -73,34 +101,47 @@ def check_executor_returns_each_result_to_its_trial(component: Component) -> Non
 @check(EXECUTOR)
 def check_executor_stops_a_trial_at_its_time_limit(component: Component) -> None:
     """An executor that claims to enforce limits (``enforces_limits``) ends a trial that
-    outlasts ``set_limits(trial_time=...)`` with a TIMEOUT result, and the trial does not
-    finish."""
-    executor = _built(component)
-    if not executor.enforces_limits:
-        executor.shutdown()
-        raise NotApplicable("the executor does not claim to enforce limits")
+    outlasts ``set_limits(trial_time=1)`` with a TIMEOUT result, and the trial does not go
+    on running: 3 seconds later it has not finished."""
+    executor = _limited(component)
     with tempfile.TemporaryDirectory() as folder:
         try:
             executor.set_limits(1.0, None)
-            future = executor.submit(SleepingEvaluator(30.0, folder), Trial(0, {}))
+            future = executor.submit(SleepingEvaluator(3.0, folder), Trial(0, {}))
             result = future.result(timeout=PATIENCE_S)
+            time.sleep(3.5)  # past the moment the trial would have finished
         finally:
             executor.shutdown()
         assert result.status is Status.TIMEOUT, f"expected a TIMEOUT result, got {result.status}"
+        assert (Path(folder) / "started-0").exists(), "the trial never started"
         assert not (Path(folder) / "trial-0").exists(), "the trial ran on past its limit"
 
 
 @check(EXECUTOR)
+def check_executor_reports_a_memout_at_its_memory_limit(component: Component) -> None:
+    """A trial that allocates 4 GB under ``set_limits(trial_memory_mb=1536)`` ends with a
+    MEMOUT result (not a crash of the executor), and the next trial runs."""
+    executor = _limited(component)
+    try:
+        executor.set_limits(None, 1536)
+        result = executor.submit(GreedyEvaluator(4096), Trial(0, {})).result(timeout=PATIENCE_S)
+        small = executor.submit(GreedyEvaluator(8), Trial(1, {})).result(timeout=PATIENCE_S)
+    finally:
+        executor.shutdown()
+    assert result.status is Status.MEMOUT, f"expected a MEMOUT result, got {result.status}"
+    assert small.status is Status.OK, f"the trial after the memory-out: {small.status}"
+
+
+@check(EXECUTOR)
 def check_executor_shutdown_stops_running_trials(component: Component) -> None:
-    """``shutdown`` while trials run stops them rather than waiting (the run's wall time
-    has ended): a trial that would have finished 3 seconds later never does."""
-    executor = _built(component)
-    if not executor.enforces_limits:
-        executor.shutdown()
-        raise NotApplicable("the executor runs trials in the caller (it cannot stop them)")
+    """``shutdown`` while a trial runs stops it rather than waiting (the run's wall time
+    has ended): the trial, seen started, never finishes."""
+    executor = _limited(component)
     with tempfile.TemporaryDirectory() as folder:
-        executor.submit(SleepingEvaluator(3.0, folder), Trial(0, {}))
-        time.sleep(0.5)  # let it start
-        executor.shutdown()
-        time.sleep(4.0)  # past the moment it would have finished
+        try:
+            executor.submit(SleepingEvaluator(3.0, folder), Trial(0, {}))
+            _wait_for(Path(folder) / "started-0", "the trial did not start")
+        finally:
+            executor.shutdown()
+        time.sleep(3.5)  # past the moment it would have finished
         assert not (Path(folder) / "trial-0").exists(), "shutdown() let a running trial finish"

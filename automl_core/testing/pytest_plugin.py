@@ -30,7 +30,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if metafunc.definition.name != "test_installed_component_conforms":
+    if metafunc.module.__name__ != "automl_core.testing.test_installed":
         return  # loaded in every pytest session: import the kit only when it is used
     from automl_core.testing import checks_for
 
@@ -39,14 +39,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for component in installed_components(distributions):
         for check in checks_for(component.kind):
             cases.append(pytest.param(component, check, id=f"{component.id}-{check.__name__}"))
+    if not distributions:
+        raise pytest.UsageError(f"name the distribution to check: {OPTION} NAME")
     if not cases:
-        named = ", ".join(distributions) or f"none: name one with {OPTION}"
-        cases.append(
-            pytest.param(
-                None,
-                None,
-                marks=pytest.mark.skip(reason=f"no component of a distribution named ({named})"),
-            )
+        raise pytest.UsageError(
+            f"no component with checks among those of {', '.join(distributions)}: is it "
+            "installed (`automl plugins` lists what is), and does it register a kind the "
+            "kit checks?"
         )
     metafunc.parametrize(("component", "check"), cases)
 

@@ -23,8 +23,14 @@ STRATEGY = "search_strategy"
 
 
 def claimed_kinds(component: Component) -> list[str]:
-    """The space kinds the strategy says it searches (``space_kinds``), in a fixed order."""
-    kinds = getattr(type(component.build()), "space_kinds", frozenset({PIPELINE, POOL}))
+    """The space kinds the strategy says it searches (``space_kinds``), in a fixed order;
+    a claim that is empty or names an unknown kind fails (it would make every check
+    vacuous)."""
+    kinds = set(getattr(type(component.build()), "space_kinds", {PIPELINE, POOL}))
+    unknown = sorted(kinds - {PIPELINE, POOL})
+    assert kinds and not unknown, (
+        f"space_kinds {sorted(kinds)}: expected one or both of {PIPELINE!r} and {POOL!r}"
+    )
     return [kind for kind in (PIPELINE, POOL) if kind in kinds]
 
 
@@ -105,12 +111,17 @@ def check_strategy_sets_up_on_the_spaces_it_claims(component: Component) -> None
 @check(STRATEGY)
 def check_strategy_asks_several_times_before_a_tell(component: Component) -> None:
     """Parallel workers: the run loop asks for several trials before the first result
-    arrives; every proposal is valid, and the results may then come back in any order."""
+    arrives; every proposal is valid, none is a trial still pending, and the results may
+    then come back in any order."""
     for kind in claimed_kinds(component):
         strategy, space = set_up(component, kind)
         asked = [ask(strategy, space, number) for number in range(4)]
         assert all(c is not None for c in asked), f"ask() returned None early on a {kind} space"
         trials = [Trial.from_candidate(i, c) for i, c in enumerate(asked) if c is not None]
+        pending = proposals(trials, space)
+        assert len(set(pending)) == len(pending), (
+            f"4 asks before a tell on a {kind} space proposed the same trial twice: {pending}"
+        )
         for trial in reversed(trials):
             strategy.tell(trial, ok(space, trial))
         assert ask(strategy, space, 4) is not None, f"no ask() after the tells on a {kind} space"
@@ -132,13 +143,15 @@ def check_strategy_learns_from_failed_trials(component: Component) -> None:
                 strategy.tell(trial, Result.failure(failures[position], "the kit's failure"))
             else:
                 strategy.tell(trial, ok(space, trial))
-        search(strategy, space, 4)
+        after = search(strategy, space, 4)
+        assert len(after) == 4, f"after the failures on a {kind} space, ask() returned None"
 
 
 @check(STRATEGY)
 def check_strategy_ends_when_the_pool_is_exhausted(component: Component) -> None:
     """On a finite pool, ``ask`` returns None once nothing is left to propose (the run
-    then ends), and never proposes a candidate twice at the same budget."""
+    then ends), not before every offered candidate was proposed, and never proposes a
+    candidate twice at the same budget."""
     if POOL not in claimed_kinds(component):
         raise NotApplicable("the strategy does not search pools (space_kinds)")
     strategy, space = set_up(component, POOL)
@@ -151,6 +164,10 @@ def check_strategy_ends_when_the_pool_is_exhausted(component: Component) -> None
     assert len(trials) < limit, (
         f"ask() still proposed after {limit} trials on a pool of {offered} candidates; "
         "it must return None when the pool is exhausted"
+    )
+    proposed = {t.config["candidate"] for t in trials}
+    assert len(proposed) == offered, (
+        f"ask() returned None after proposing {len(proposed)} of the {offered} candidates"
     )
 
 
@@ -188,6 +205,7 @@ def check_strategy_resumes_from_replayed_tells(component: Component) -> None:
             for i in range(4)
             if (c := ask(resumed, space, len(done) + i)) is not None
         ]
+        assert len(later) == 4, f"after the replay on a {kind} space, ask() returned None"
         before = set(proposals(done, space))
         again = [p for p in proposals(later, space) if p in before]
         assert not again, f"after the replay on a {kind} space, proposed again: {again[:3]}"
