@@ -89,6 +89,33 @@ def check_surrogate_learns_the_loss(component: Component) -> None:
 
 
 @check(SURROGATE)
+def check_surrogate_reads_categorical_and_inactive_columns(component: Component) -> None:
+    """Told by ``prepare`` which columns are categorical and which conditional, it fits
+    rows whose conditional columns are all INACTIVE (no trial of that component yet), and
+    predicts finite values for a category never seen in training; it learns a loss whose
+    best category is the middle code (1 of 0, 1, 2), which a model reading codes as numbers
+    on a line would miss."""
+    rows = encoded_rows(60, seed=9)
+    rows[:, 2:] = INACTIVE  # the tree's hyper-parameters: never active so far
+    y = np.where(rows[:, 0] == 1, 0.0, 1.0) + 0.1 * rows[:, 1]
+    seen = rows[:, 0] != 2
+    unseen = encoded_rows(6, seed=10)
+    unseen[:, 0], unseen[:, 2:] = 2, INACTIVE
+    partial = fitted(component, rows[seen], y[seen])
+    predicted(partial, unseen, "a category not seen in training")
+    surrogate = fitted(component, rows, y)
+    middle, ends = encoded_rows(10, seed=11), encoded_rows(20, seed=12)
+    middle[:, 0], ends[:, 0] = 1, np.repeat([0, 2], 10)
+    middle[:, 2:] = ends[:, 2:] = INACTIVE
+    best = predicted(surrogate, middle, "category 1")[0].mean()
+    other = predicted(surrogate, ends, "categories 0 and 2")[0].mean()
+    assert best < other, (
+        f"category 1 (loss 0) is predicted {best:.3f}, categories 0 and 2 (loss 1) "
+        f"{other:.3f}: the categorical column is not read as categories"
+    )
+
+
+@check(SURROGATE)
 def check_surrogate_fits_constant_targets(component: Component) -> None:
     """All losses equal (a space where every trial failed alike): no division by a zero
     spread; finite predictions."""
