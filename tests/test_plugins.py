@@ -9,7 +9,7 @@ import pytest
 
 from automl_core import __version__, hookimpl
 from automl_core.errors import PluginError, UnknownComponentError
-from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
+from automl_core.plugins import API_DECLARATION, LOAD_PLUGINS_ENV, PLUGIN_API, load_plugins
 
 
 class StrategyPlugin:
@@ -211,3 +211,18 @@ def test_create_reports_a_refused_parameter_value_as_a_plugin_error():
     plugins = load_plugins(extra=[PickyPlugin()], entry_points=False)
     with pytest.raises(PluginError, match=r"cannot build warmstarter 'picky'.*k: got 0"):
         plugins.create("warmstarter", "picky", {"k": 0})
+
+
+def test_every_plugin_of_this_repository_declares_the_plugin_api(monkeypatch):
+    """So that the day the API changes, a plugin not updated with it is refused by name
+    rather than failing inside a run."""
+    monkeypatch.delenv(LOAD_PLUGINS_ENV, raising=False)
+    plugins = load_plugins()
+    modules = {
+        name: plugins.manager.get_plugin(name)
+        for name, origin in plugins.origins.items()
+        if origin.distribution.startswith("automl-") and origin.distribution != "automl-core"
+    }
+    assert len(modules) >= 20
+    undeclared = [n for n, m in modules.items() if getattr(m, API_DECLARATION, None) != PLUGIN_API]
+    assert undeclared == []

@@ -12,6 +12,9 @@ from automl_core.errors import PluginError
 from automl_core.hookspecs import RegisterFactory
 from automl_tpot.system import TPOTSystem
 
+#: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
+AUTOML_PLUGIN_API = 1
+
 
 @hookimpl
 def register_systems(register: RegisterFactory[System]) -> None:

@@ -9,6 +9,9 @@ from automl_bench import cli, hookspecs
 from automl_core import hookimpl
 from automl_core.hookspecs import AddHookspecs, RegisterCommand, RegisterDocument
 
+#: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
+AUTOML_PLUGIN_API = 1
+
 #: The packaged suite files, registered by file name.
 SUITES_DIR = Path(__file__).resolve().parent / "suite_files"
 

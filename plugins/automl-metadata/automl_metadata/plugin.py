@@ -16,6 +16,9 @@ from automl_metadata.oboe import Oboe
 from automl_metadata.oboe_autosklearn import OboeAutoSklearn
 from automl_metadata.store import FolderMetaData, MetaDataSource
 
+#: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
+AUTOML_PLUGIN_API = 1
+
 #: name -> (source, description). The pool sources are also table-lookup benchmarks.
 SOURCES: dict[str, tuple[type[MetaDataSource], str]] = {
     "pmf": (PMF, "PMF meta-dataset (DeepPipe): 553 datasets x 38,151 sklearn pipelines"),

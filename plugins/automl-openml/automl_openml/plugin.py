@@ -13,6 +13,9 @@ from automl_core.hookspecs import RegisterCommand, RegisterFactory
 from automl_openml.importer import IMPORT_HELP, configure_import, run_import
 from automl_openml.sources import load_openml, load_openml_task
 
+#: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
+AUTOML_PLUGIN_API = 1
+
 
 @hookimpl
 def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:

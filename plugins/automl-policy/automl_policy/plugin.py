@@ -6,6 +6,9 @@ from automl_core import hookimpl, lazy
 from automl_core.contracts import PolicySelector
 from automl_core.hookspecs import RegisterFactory
 
+#: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
+AUTOML_PLUGIN_API = 1
+
 
 @hookimpl
 def register_policy_selectors(register: RegisterFactory[PolicySelector]) -> None:

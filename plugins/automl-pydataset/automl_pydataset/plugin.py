@@ -33,6 +33,9 @@ SUITE_DESCRIPTION = (
     "car SLID (3,278). A quarter of each dataset's rows is held out for testing."
 )
 
+#: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
+AUTOML_PLUGIN_API = 1
+
 
 def regression_suite() -> dict[str, Any]:
     """The suite document: every dataset of :data:`REGRESSION_TARGETS` and sklearn:diabetes."""

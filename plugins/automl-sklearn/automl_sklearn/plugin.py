@@ -33,6 +33,9 @@ COMPONENTS: tuple[PipelineComponent, ...] = (
     *REGRESSORS,
 )
 
+#: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
+AUTOML_PLUGIN_API = 1
+
 #: The spaces, by registered name.
 SPACES = {
     "autosklearn-classification": classification_space,

@@ -7,6 +7,9 @@ from automl_core.contracts import WarmStarter
 from automl_core.hookspecs import RegisterFactory
 from automl_warmstart_portfolio.starter import PortfolioWarmStarter
 
+#: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
+AUTOML_PLUGIN_API = 1
+
 
 @hookimpl
 def register_warmstarters(register: RegisterFactory[WarmStarter]) -> None:
