@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import uuid
 from concurrent.futures import Future
 from typing import Any
 
@@ -90,9 +91,14 @@ class DaskExecutor(Executor):
         return result
 
     def _evaluator_on_cluster(self, client: Client, evaluator: Evaluator) -> Any:
-        """The evaluator sent to the workers once (it holds the training data)."""
+        """The evaluator sent to the cluster once (it holds the training data), as a task
+        that returns it rather than as scattered data: if every worker holding it dies, the
+        scheduler computes it again from the task, where scattered data would be lost and
+        every trial depending on it cancelled ("lost dependencies")."""
         if self._scattered is None or self._scattered[0] is not evaluator:
-            self._scattered = (evaluator, client.scatter(evaluator, broadcast=True))
+            key = f"evaluator-{uuid.uuid4().hex}"  # one per evaluator handed in
+            held = client.submit(_same, evaluator, pure=False, key=key)
+            self._scattered = (evaluator, held)
         return self._scattered[1]
 
     def shutdown(self) -> None:
@@ -108,6 +114,11 @@ class DaskExecutor(Executor):
         if self.cluster is not None:
             self.cluster.close()
         self.client, self.cluster, self._scattered = None, None, None
+
+
+def _same(evaluator: Evaluator) -> Evaluator:
+    """The task whose result is the evaluator on a worker (see ``_evaluator_on_cluster``)."""
+    return evaluator
 
 
 def _settle(done: Any, result: Future[Result]) -> None:
