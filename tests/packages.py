@@ -23,3 +23,18 @@ def wheels(out: Path, *projects: Path) -> list[Path]:
     """Wheels of ``projects`` (folders with a pyproject.toml), built into ``out``."""
     sh(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, *projects)
     return sorted(out.glob("*.whl"))
+
+
+def hillclimb_recipe(folder: Path, trials: int, search: str = "hillclimb") -> Path:
+    """A recipe file in ``folder`` running the template plugin's strategy (``search``: its
+    name, or a mapping with its params, in YAML) on iris, over two cheap classifiers."""
+    recipe = folder / "recipe.yaml"
+    recipe.write_text(
+        "name: hill\n"
+        "task: {dataset: 'sklearn:iris', metric: accuracy}\n"
+        "space: {name: autosklearn-classification,\n"
+        "        params: {include: {classifier: [decision_tree, lda]}}}\n"
+        f"search: {search}\n"
+        f"budget: {{trials: {trials}}}\n"
+    )
+    return recipe

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from packages import ROOT, sh, wheels
+from packages import ROOT, hillclimb_recipe, sh, wheels
 
 TEMPLATE = ROOT / "contrib" / "plugin-template"
 pytestmark = pytest.mark.slow
@@ -181,14 +181,7 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
     )
     assert "7 passed" in kit, kit
 
-    recipe = tmp_path / "recipe.yaml"
-    recipe.write_text(
-        "task: {dataset: 'sklearn:iris', metric: accuracy}\n"
-        "space: {name: autosklearn-classification,\n"
-        "        params: {include: {classifier: [decision_tree, lda]}}}\n"
-        "search: hillclimb\n"
-        "budget: {trials: 4}\n"
-    )
+    recipe = hillclimb_recipe(tmp_path, 4)
     out = sh(env / "bin" / "automl", "run", recipe, "--out", tmp_path / "run", "--quiet")
     assert "trials: 4" in out
 

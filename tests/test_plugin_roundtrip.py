@@ -8,7 +8,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from packages import ROOT, sh, wheels
+from packages import ROOT, hillclimb_recipe, sh, wheels
 
 from automl_core.history import RunHistory
 
@@ -41,15 +41,8 @@ def test_the_installed_plugin_is_listed_with_its_distribution(fresh_env):
 
 
 def test_the_installed_plugin_runs_from_a_recipe(fresh_env, tmp_path):
-    recipe = tmp_path / "recipe.yaml"
-    recipe.write_text(
-        "name: hill\n"
-        "task: {dataset: 'sklearn:iris', metric: accuracy}\n"
-        "space: {name: autosklearn-classification,\n"
-        "        params: {include: {classifier: [decision_tree, lda]}}}\n"
-        "search: {strategy: hillclimb, params: {restart_probability: 0.5}}\n"
-        "budget: {trials: 6}\n"
-    )
+    search = "{strategy: hillclimb, params: {restart_probability: 0.5}}"
+    recipe = hillclimb_recipe(tmp_path, 6, search)
     out = sh(fresh_env / "bin" / "automl", "run", recipe, "--out", tmp_path / "run", "--quiet")
     assert "trials: 6" in out
     shown = sh(fresh_env / "bin" / "automl", "show", tmp_path / "run")
