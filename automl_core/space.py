@@ -593,7 +593,9 @@ class UnseenSampler:
     """Random configurations of a space that a strategy has not proposed before.
 
     Samples are drawn ``batch`` at a time and the rest of a batch is kept for the next call,
-    so a seeded run's random stream depends only on how many configurations were taken.
+    so a seeded run's random stream depends only on how many configurations were taken. On
+    a pool, once random draws keep missing, the candidates left are taken in order: a pool
+    is exhausted only when every candidate was proposed.
     """
 
     def __init__(self, space: SearchSpace, batch: int = 64, attempts: int = 200) -> None:
@@ -610,6 +612,11 @@ class UnseenSampler:
                 if not self.buffer:
                     return None
             config = self.buffer.pop(0)
+            if claim(config):
+                return config
+        typed = vector_space(self.space)
+        pool = typed.as_pool() if typed is not None else None
+        for config in pool.candidates() if pool is not None else []:
             if claim(config):
                 return config
         return None

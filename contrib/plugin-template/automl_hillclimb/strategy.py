@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
-from automl_core.space import VectorSpace, require_vector_space
+from automl_core.space import UnseenSampler, VectorSpace, require_vector_space
 from automl_core.trial import Candidate, Result, Trial
 
 
@@ -35,25 +35,28 @@ class HillClimbing(SearchStrategy):
         self.best: tuple[float, dict] | None = None
         self.seen: set[str] = set()
         self.warm_start = context.warm_start_configs()  # asked first, in order
+        self.sampler = UnseenSampler(self.space)  # random restarts never repeat a proposal
 
     def ask(self) -> Candidate | None:
         while self.warm_start:
             config = self.warm_start.pop(0)
-            if self.space.key(config) not in self.seen:
-                return self._propose(config, "warmstart")
+            if self._claim(config):
+                return Candidate(config, origin="warmstart")
         best = self.best
         if best is not None and self.rng.random() >= self.restart_probability:
             for config in self.space.neighbours(best[1], self.rng, n=8):
-                if self.space.key(config) not in self.seen:
-                    return self._propose(config, "neighbour")
-        for config in self.space.sample(self.rng, 16):
-            if self.space.key(config) not in self.seen:
-                return self._propose(config, "random")
-        return None
+                if self._claim(config):
+                    return Candidate(config, origin="neighbour")
+        config = self.sampler.next(self.rng, self._claim)
+        return None if config is None else Candidate(config, origin="random")
 
-    def _propose(self, config: dict, origin: str) -> Candidate:
-        self.seen.add(self.space.key(config))
-        return Candidate(config, origin=origin)
+    def _claim(self, config: dict) -> bool:
+        """Mark ``config`` as proposed; False if it already was."""
+        key = self.space.key(config)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
 
     def tell(self, trial: Trial, result: Result) -> None:
         self.seen.add(self.space.key(trial.config))
