@@ -39,9 +39,10 @@ from automl_core.suites import run_suite
 CORE_COMMANDS = ("run", "resume", "validate", "plugins", "show", "predict")
 #: Commands that come with a distribution of their own, named when it is not installed.
 PROVIDED_BY = {"ablate": "automl-bench", "compare": "automl-bench", "data": "automl-metadata"}
-#: Command groups whose actions plugins register with a two-word name (``"data list"``); a
-#: group exists once a plugin adds an action to it.
-COMMAND_GROUPS = {"data": "meta-data sources and data commands"}
+#: The help of command groups the core's users know; a plugin may start any other group
+#: (``"name action"``), which gets a generic help. A group exists once a plugin adds an
+#: action to it.
+GROUP_HELP = {"data": "meta-data sources and data commands"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -132,16 +133,18 @@ def build_parser(loaded: Plugins | None = None) -> argparse.ArgumentParser:
 
 def add_plugin_commands(commands: Any, plugins: Plugins) -> None:
     """Add the sub-commands plugins register (``register_commands``): ``"name"`` for
-    ``automl name``, ``"data name"`` for an action of a command group (``COMMAND_GROUPS``).
+    ``automl name``, ``"data name"`` for an action of a command group (created by the first
+    action a plugin adds to it).
     A plugin that raises there, or claims a command that exists, is skipped with a warning
     naming it."""
     groups: dict[str, Any] = {}
 
     def group_actions(group: str) -> Any:
-        if group not in COMMAND_GROUPS:
-            raise AutoMLError(f"no command group {group!r} (groups: {', '.join(COMMAND_GROUPS)})")
         if group not in groups:
-            parser = commands.add_parser(group, help=COMMAND_GROUPS[group])
+            if group in _registered(commands):
+                raise AutoMLError(f"{group!r} is a command, not a group of actions")
+            help = GROUP_HELP.get(group, f"{group} commands (from plugins)")
+            parser = commands.add_parser(group, help=help)
             groups[group] = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
         return groups[group]
 

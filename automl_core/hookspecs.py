@@ -127,8 +127,8 @@ def add_hookspecs(add: AddHookspecs) -> None:
 def register_commands(register: RegisterCommand) -> None:
     """Register ``automl`` sub-commands (simonw/llm's pattern): automl-bench adds ``ablate``
     and ``compare``; a two-word name adds an action to a group (automl-openml's
-    ``"data import-openml"``), one of ``automl_core.cli.COMMAND_GROUPS``, created when a
-    plugin first adds an action to it."""
+    ``"data import-openml"``); a group is created when a plugin first adds an action to
+    it."""
 
 
 # --- registration hooks --------------------------------------------------------------------

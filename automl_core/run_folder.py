@@ -142,3 +142,23 @@ def stored_elapsed(run_dir: Path) -> float:
         return 0.0
     with RunHistory(path) as history:
         return float(history.get_meta(ELAPSED, 0.0))
+
+
+def resumable(folder: Path) -> bool:
+    """Whether ``folder`` holds an interrupted run to resume. A run killed before it stored
+    its recipe left a history with nothing to resume (and that the runner would refuse as
+    another search): it is removed, and the run starts afresh."""
+    path = folder / HISTORY_FILE
+    if not path.exists():
+        return False
+    with RunHistory(path) as history:
+        started = history.get_meta("recipe") is not None
+    if not started:
+        for leftover in folder.glob(f"{HISTORY_FILE}*"):
+            leftover.unlink()
+    return started
+
+
+def safe_folder_name(name: str) -> str:
+    """``name`` with every character but letters, digits, ``-``, ``_`` and ``.`` as ``_``."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "_"

@@ -13,7 +13,7 @@ from automl_core.contracts import Benchmark
 from automl_core.errors import AutoMLError, RecipeError
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import Recipe, check_names
-from automl_core.run_folder import HISTORY_FILE, RunSummary, finished_summary
+from automl_core.run_folder import RunSummary, finished_summary, resumable, safe_folder_name
 from automl_core.runner import run
 
 SUITE_FILE = "suite.json"
@@ -64,7 +64,7 @@ def run_suite(
         if previous is not None:
             runs[dataset] = previous
             continue
-        unfinished = (folder / HISTORY_FILE).exists()
+        unfinished = resumable(folder)
         raw_task = {"benchmark": recipe.raw["task"]["benchmark"], "dataset": dataset}
         one = replace(
             recipe,
@@ -94,8 +94,3 @@ def run_suite(
     )
     (run_dir / SUITE_FILE).write_text(json.dumps(asdict(summary), indent=2, default=str))
     return summary
-
-
-def safe_folder_name(name: str) -> str:
-    """``name`` with every character but letters, digits, ``-``, ``_`` and ``.`` as ``_``."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "_"

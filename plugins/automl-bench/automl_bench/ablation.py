@@ -50,9 +50,15 @@ from automl_core.history import RunHistory, rank_key
 from automl_core.metrics import get_metric
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import Recipe, apply_overrides, check_names, parse_recipe
-from automl_core.run_folder import HISTORY_FILE, RECIPE_FILE, RunSummary, finished_summary
+from automl_core.run_folder import (
+    HISTORY_FILE,
+    RECIPE_FILE,
+    RunSummary,
+    finished_summary,
+    resumable,
+    safe_folder_name,
+)
 from automl_core.runner import run
-from automl_core.suites import safe_folder_name
 from automl_core.tasks import load_task_data
 from automl_core.trial import Result, Status, Trial
 
@@ -306,25 +312,10 @@ def run_cell(base: dict[str, Any], cell: Cell, out_dir: Path, plugins: Plugins) 
         return _run_peer(raw, cell, folder, out_dir, plugins)
     summary = finished_summary(folder)
     if summary is None:
-        resume = _resumable(folder)
+        resume = resumable(folder)
         summary = run(parse_recipe(raw), folder, plugins=plugins, resume=resume)
     write_curve(folder / CURVE_FILE, _history_curve(folder / HISTORY_FILE))
     return _run_row(cell, summary, out_dir)
-
-
-def _resumable(folder: Path) -> bool:
-    """Whether the folder holds an interrupted run to resume. A run killed before it stored
-    its recipe left a history with nothing to resume (and that the runner would refuse as
-    another search): it is removed, and the cell starts afresh."""
-    path = folder / HISTORY_FILE
-    if not path.exists():
-        return False
-    with RunHistory(path) as history:
-        started = history.get_meta("recipe") is not None
-    if not started:
-        for leftover in folder.glob(f"{HISTORY_FILE}*"):
-            leftover.unlink()
-    return started
 
 
 def _run_row(cell: Cell, summary: RunSummary, out_dir: Path) -> dict[str, Any]:

@@ -62,6 +62,24 @@ def test_a_plugin_command_is_added_and_a_clash_with_a_core_command_is_refused(ca
     assert capsys.readouterr().out == "hello world\n"
 
 
+def test_a_plugin_starts_a_command_group_of_its_own(capsys):
+    """Any two-word name starts a group (a third-party plugin's as much as automl-metadata's
+    ``data``); a group named like a command is refused with a warning."""
+
+    class Grouped:
+        @hookimpl
+        def register_commands(self, register):
+            register("greet hello", lambda parser: parser.add_argument("who"), _hello)
+            register("run twice", lambda parser: None, _hello)
+
+    from automl_core.cli import build_parser
+
+    with pytest.warns(UserWarning, match=r"'run' is a command, not a group of actions"):
+        parser = build_parser(load_plugins(extra=[Grouped()]))
+    args = parser.parse_args(["greet", "hello", "you"])
+    assert args.handler(args) == 0 and capsys.readouterr().out == "hello you\n"
+
+
 def _hello(args) -> int:
     print(f"hello {args.who}")
     return 0

@@ -441,3 +441,13 @@ def test_the_data_commands_come_with_this_distribution(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         main(["data", "list"])
     assert "invalid choice: 'list' (choose from 'import-openml')" in capsys.readouterr().err
+
+
+def test_a_suite_restarts_a_run_killed_before_it_stored_its_recipe(trees_folder, plugins, tmp_path):
+    """A history with no recipe (the process died while the run was being set up) holds
+    nothing to resume: the suite starts that run afresh instead of refusing it."""
+    with RunHistory(tmp_path / "suite" / "digits" / HISTORY_FILE):
+        pass  # created, nothing recorded
+    recipe = parse_recipe(benchmark_recipe(trees_folder, suite="test"))
+    suite = run_suite(recipe, tmp_path / "suite", plugins=plugins)
+    assert suite.runs["digits"].n_trials == 4
