@@ -26,10 +26,11 @@ from automl_core.contracts import (
     WarmStart,
 )
 from automl_core.dataset import Dataset
+from automl_core.errors import RecipeError
 from automl_core.history import RunHistory
 from automl_core.plugins import Plugins
 from automl_core.recipe import ComponentRef, Recipe, check_names, component_refs
-from automl_core.space import SearchSpace
+from automl_core.space import SearchSpace, by_kind
 from automl_core.tasks import Task, build_task
 
 #: The strategy a policy of successive halving switches to, unless the recipe's strategy
@@ -81,6 +82,7 @@ def prepare(
     warm_start = _warm_start(recipe, plugins, task)
     strategy_ref = policy_strategy(recipe, task.policy, plugins)
     strategy = plugins.create("search_strategy", strategy_ref.name, strategy_ref.params)
+    _check_space_kind(strategy, strategy_ref, task.space)
     strategy.setup(
         SearchContext(
             space=task.space,
@@ -96,6 +98,19 @@ def prepare(
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     _apply_limits(executor, recipe)
     return Setup(recipe, task, strategy, executor, warm_start, strategy_ref)
+
+
+def _check_space_kind(strategy: SearchStrategy, ref: ComponentRef, space: SearchSpace) -> None:
+    """A strategy is set up only on a kind of space it claims (``space_kinds``)."""
+    kind = by_kind(space, lambda _: "pipeline", lambda _: "pool", lambda: None)
+    if kind is not None and kind not in strategy.space_kinds:
+        claimed = ", ".join(sorted(strategy.space_kinds))
+        raise RecipeError(
+            "search.strategy",
+            ref.name,
+            f"a strategy that searches {kind} spaces",
+            f"{ref.name!r} searches {claimed} spaces only (its space_kinds).",
+        )
 
 
 def _surrogate_factory(recipe: Recipe, plugins: Plugins) -> Callable[[], Surrogate] | None:
@@ -133,8 +148,8 @@ def _apply_limits(executor: Executor, recipe: Recipe) -> None:
 def _seeded(plugins: Plugins, ref: ComponentRef, recipe: Recipe) -> dict[str, Any]:
     """The component's params, plus the recipe's seed when it takes a ``seed`` and the recipe
     does not set one: a run is then reproducible from its recipe's seed alone."""
-    accepts_seed = "seed" in plugins.get("surrogate", ref.name).parameters()
-    if accepts_seed and "seed" not in ref.params:
+    # named only: a factory taking **kwargs may pass them on to something without a seed
+    if "seed" in plugins.get("surrogate", ref.name).parameters() and "seed" not in ref.params:
         return {**ref.params, "seed": recipe.seed}
     return dict(ref.params)
 

@@ -555,7 +555,7 @@ def _takes(plugins: Plugins, kind: str, name: str, parameter: str) -> bool:
         registration = plugins.get(kind, name)
     except AutoMLError:
         return False
-    return registration.accepts_any_parameter() or parameter in registration.parameters()
+    return registration.accepts(parameter)
 
 
 def _enforces_limits(executor: Any, n_jobs: int, plugins: Plugins) -> bool:

@@ -78,6 +78,11 @@ class Registration:
         is not plain data). A space factory's first argument, the components, is the core's."""
         return {p.name: _plain_default(p) for p in self._recipe_parameters()}
 
+    def accepts(self, parameter: str) -> bool:
+        """Whether the factory takes ``parameter`` (by name, or through ``**kwargs``): how
+        the core decides to hand a component the run's seed or metric."""
+        return parameter in self.parameters() or self.accepts_any_parameter()
+
     def accepts_any_parameter(self) -> bool:
         """Whether the factory takes ``**kwargs`` (then no parameter name can be checked)."""
         return any(p.kind is p.VAR_KEYWORD for p in self._signature_parameters())

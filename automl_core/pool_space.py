@@ -24,9 +24,6 @@ from automl_core.space import (
 )
 from automl_core.trial import Config
 
-if TYPE_CHECKING:
-    pass
-
 
 @dataclass
 class PoolSpace:

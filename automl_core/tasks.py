@@ -122,10 +122,6 @@ class DataTask:
     def space(self) -> PipelineSpace:
         return self.evaluator.space
 
-    @property
-    def metric(self) -> Metric:
-        return self.evaluator.metric
-
     @classmethod
     def load(cls, recipe: Recipe, plugins: Plugins, policy: Policy | None = None) -> DataTask:
         """The task on the dataset the recipe names, loaded by its source."""
@@ -372,7 +368,7 @@ def _space_params(recipe: Recipe, plugins: Plugins, metric: Metric) -> dict[str,
     (``autosklearn-classification`` weights classes by default under balanced accuracy)."""
     assert recipe.space is not None
     params = dict(recipe.space.params)
-    if "metric" in plugins.get("space", recipe.space.name).parameters():
+    if "metric" in plugins.get("space", recipe.space.name).parameters():  # named only
         params.setdefault("metric", metric.name)
     return params
 

@@ -233,3 +233,28 @@ def test_a_sources_own_test_rows_are_the_test_split(breast_cancer_frame):
 def breast_cancer_frame():
     data = load_breast_cancer(as_frame=True)
     return data.data, data.target.to_numpy()
+
+
+def test_a_strategy_is_never_set_up_on_a_space_kind_it_does_not_claim(tmp_path):
+    """``space_kinds`` is a contract the run keeps, not only the conformance kit: a
+    pool-only strategy named for a pipeline space is a recipe error, before any trial."""
+    from toy_plugin import DoublesPlugin, ToyPlugin
+
+    from automl_core import hookimpl
+    from automl_core.builtins.random_search import RandomSearch
+    from automl_core.errors import RecipeError
+    from automl_core.plugins import load_plugins
+
+    class PoolsOnly(RandomSearch):
+        space_kinds = frozenset({"pool"})
+
+    class Plugin:
+        @hookimpl
+        def register_search_strategies(self, register):
+            register("pools-only", PoolsOnly)
+
+    plugins = load_plugins(extra=[ToyPlugin(), DoublesPlugin(), Plugin()], entry_points=False)
+    with pytest.raises(RecipeError, match=r"'pools-only' searches pool spaces only") as caught:
+        run(parse_recipe(toy_recipe(search="pools-only")), tmp_path / "run", plugins=plugins)
+    assert caught.value.path == "search.strategy"
+    assert not (tmp_path / "run" / HISTORY_FILE).exists()

@@ -54,8 +54,7 @@ class Component:
     def accepts(self, parameter: str) -> bool:
         """Whether the factory takes ``parameter`` (e.g. ``seed``)."""
         if self.factory is None:
-            registration = _registration(self)
-            return parameter in registration.parameters() or registration.accepts_any_parameter()
+            return _registration(self).accepts(parameter)
         try:
             parameters = inspect.signature(self.factory).parameters
         except (TypeError, ValueError):

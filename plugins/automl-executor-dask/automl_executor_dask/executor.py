@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import uuid
 from concurrent.futures import Future
 from typing import Any
 
@@ -51,7 +50,7 @@ class DaskExecutor(Executor):
         self.trial_memory_mb: int | None = None
         self.cluster: LocalCluster | None = None
         self.client: Client | None = None
-        self._scattered: tuple[Evaluator, Any] | None = None
+        self._evaluator_task: tuple[Evaluator, Any] | None = None
         self.capacity = workers if address is None else 1
 
     def set_limits(self, trial_time: float | None, trial_memory_mb: int | None) -> None:
@@ -95,11 +94,10 @@ class DaskExecutor(Executor):
         that returns it rather than as scattered data: if every worker holding it dies, the
         scheduler computes it again from the task, where scattered data would be lost and
         every trial depending on it cancelled ("lost dependencies")."""
-        if self._scattered is None or self._scattered[0] is not evaluator:
-            key = f"evaluator-{uuid.uuid4().hex}"  # one per evaluator handed in
-            held = client.submit(_same, evaluator, pure=False, key=key)
-            self._scattered = (evaluator, held)
-        return self._scattered[1]
+        if self._evaluator_task is None or self._evaluator_task[0] is not evaluator:
+            held = client.submit(_same, evaluator, pure=False)  # a key of its own each time
+            self._evaluator_task = (evaluator, held)
+        return self._evaluator_task[1]
 
     def shutdown(self) -> None:
         """Stop the trials still running, then close. On the cluster this executor started,
@@ -113,7 +111,7 @@ class DaskExecutor(Executor):
             self.client.close()
         if self.cluster is not None:
             self.cluster.close()
-        self.client, self.cluster, self._scattered = None, None, None
+        self.client, self.cluster, self._evaluator_task = None, None, None
 
 
 def _same(evaluator: Evaluator) -> Evaluator:
