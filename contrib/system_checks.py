@@ -5,7 +5,6 @@ scores it, and the metrics their tests share. Imported by the systems' tests
 from __future__ import annotations
 
 import json
-import math
 import pickle
 import threading
 import time
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from automl_bench.checks import check_classes, check_curve
 from automl_bench.contracts import System, SystemResult
 from sklearn.metrics import balanced_accuracy_score, r2_score, roc_auc_score
 
@@ -51,16 +51,6 @@ def fit(
     return result, time.monotonic() - start
 
 
-def check_curve(result: SystemResult, elapsed: float) -> None:
-    """Seconds increase and lie within the fit; at least one finite loss; the returned
-    configuration's loss is the best of the curve."""
-    seconds = [s for s, _ in result.curve]
-    losses = [loss for _, loss in result.curve]
-    assert seconds == sorted(seconds) and seconds[0] >= 0 and seconds[-1] <= elapsed
-    assert any(math.isfinite(loss) for loss in losses)
-    assert result.validation_loss == pytest.approx(min(losses))
-
-
 def check_default_search(
     plugins: Plugins,
     name: str,
@@ -84,18 +74,6 @@ def check_default_search(
     restored = pickle.loads(pickle.dumps(result.model))
     np.testing.assert_allclose(restored.predict_proba(X_test), proba)
     return result
-
-
-def check_classes(model: Any, X: pd.DataFrame, labels: Any) -> np.ndarray:
-    """The model follows scikit-learn: ``classes_`` are ``labels`` (those it was trained on,
-    sorted), ``predict_proba`` has a column per class in that order, each row a distribution,
-    and ``predict`` gives the class of the largest column. The probabilities."""
-    np.testing.assert_array_equal(model.classes_, np.unique(labels))
-    proba = model.predict_proba(X)
-    assert proba.shape == (len(X), len(model.classes_))
-    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
-    return proba
 
 
 def check_missing_class(model: Any, X: pd.DataFrame, y: np.ndarray) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from automl_core.testing import Component, check_component, checks_for
+from automl_core.testing import Component, check_component, checks_for, parametrize_with_checks
 from automl_core.testing.data_checks import check_ensembler_weights_are_a_distribution
 from automl_core.testing.docs import with_checks
 
@@ -53,7 +53,7 @@ class Overconfident(Surrogate):
         Component("surrogate", "overconfident", factory=Overconfident),
     ],
     expected_failed_checks={
-        "stubborn": {"check_strategy_learns_from_failed_trials": "listed, but it passes"},
+        "stubborn": {"check_strategy_keeps_asking_after_failed_trials": "listed, but it passes"},
     },
 )
 def test_conformance(component, check):
@@ -112,6 +112,8 @@ def test_check_component_names_the_check_that_failed():
         },
     )
     assert passed == []
+    with pytest.raises(ValueError, match=r"name no component checked here: \['radnom'\]"):
+        parametrize_with_checks([component], {"radnom": {"check_x": "a typo"}})
     with pytest.raises(ValueError, match=r"name no check of kind 'ensembler': \['check_nope'\]"):
         check_component(component, expected_failed_checks={"check_nope": "renamed long ago"})
 

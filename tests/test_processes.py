@@ -3,7 +3,6 @@ with their own status, and the run goes on."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from automl_core.history import RunHistory
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run
+from automl_core.testing.executor_checks import process_alive
 from automl_core.trial import Status, Trial
 
 
@@ -85,9 +85,9 @@ def test_a_timeout_kills_the_processes_the_trial_started(executor, tmp_path):
     assert result.status is Status.TIMEOUT
     child = int(pid_file.read_text())
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _alive(child):
+    while time.monotonic() < deadline and process_alive(child):
         time.sleep(0.05)
-    assert not _alive(child)
+    assert not process_alive(child)
 
 
 def test_workers_die_with_a_killed_driver(tmp_path):
@@ -116,9 +116,9 @@ def test_workers_die_with_a_killed_driver(tmp_path):
     driver.kill()
     driver.wait()
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _alive(child):
+    while time.monotonic() < deadline and process_alive(child):
         time.sleep(0.05)
-    assert not _alive(child)
+    assert not process_alive(child)
 
 
 def test_two_workers_run_two_trials_at_once(executor):
@@ -171,19 +171,6 @@ def test_limits_without_an_isolating_executor_warn(plugins, tmp_path):
     recipe = parse_recipe(toy_recipe(budget={"trials": 2, "trial_time": 5}))
     with pytest.warns(UserWarning, match="not enforced by the executor 'sequential'"):
         run(recipe, tmp_path / "run", plugins=plugins)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a killed child of a killed worker may linger as a zombie until reaped by init
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_workers_cap_the_threads_of_numerical_libraries():

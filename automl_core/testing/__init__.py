@@ -96,6 +96,14 @@ def parametrize_with_checks(
     import pytest
 
     expected = expected_failed_checks or {}
+    components = list(components)
+    named = {c.name for c in components} | {c.id for c in components}
+    unknown = sorted(set(expected) - named)
+    if unknown:
+        raise ValueError(
+            f"expected failures name no component checked here: {unknown}; the components "
+            f"are {sorted(c.id for c in components)}"
+        )
     cases = []
     for component in components:
         failing = {**expected.get(component.name, {}), **expected.get(component.id, {})}

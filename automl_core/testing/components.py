@@ -87,6 +87,16 @@ def _registration(component: Component) -> Registration:
 CHECKS: dict[str, list[Callable[[Component], None]]] = {}
 
 
+#: Each kind's title in docs/plugins.md, in the order the check modules declared them.
+KIND_TITLES: dict[str, str] = {}
+
+
+def describe_kind(kind: str, title: str) -> None:
+    """Name ``kind`` for the plugin guide (:mod:`automl_core.testing.docs`): each check
+    module describes the kinds it checks, so the core names no plugin's kind."""
+    KIND_TITLES[kind] = title
+
+
 def check(kind: str) -> Callable[[Callable[[Component], None]], Callable[[Component], None]]:
     """Declare a function a check of ``kind``: its name says what it checks, its docstring
     why (docs/plugins.md lists both)."""

@@ -11,7 +11,8 @@ import pandas as pd
 from automl_core.contracts import MetaData, TaskDescription, WarmStart
 from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, InvalidConfigurationError
-from automl_core.testing.components import Component, NotApplicable, check
+from automl_core.metrics import get_metric
+from automl_core.testing.components import Component, NotApplicable, check, describe_kind
 from automl_core.testing.spaces import pool_space
 
 
@@ -31,6 +32,8 @@ def small_frame(seed: int, rows: int = 60) -> tuple[pd.DataFrame, np.ndarray]:
 
 
 # --- meta-feature providers ----------------------------------------------------------------
+
+describe_kind("metafeature_provider", "Meta-feature providers")
 
 
 @check("metafeature_provider")
@@ -78,6 +81,8 @@ def _same(a: object, b: object) -> bool:
 
 
 # --- warm-starters -------------------------------------------------------------------------
+
+describe_kind("warmstarter", "Warm-starters")
 
 
 def kit_metadata() -> MetaData:
@@ -143,6 +148,10 @@ def check_warmstarter_is_deterministic(component: Component) -> None:
 
 # --- ensemblers ----------------------------------------------------------------------------
 
+describe_kind("ensembler", "Ensemblers")
+#: What the core hands an ensembler as its loss on class probabilities.
+LOG_LOSS = get_metric("log_loss", "classification").loss
+
 
 def _predictions(seed: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Five members' class probabilities for 80 rows of 3 classes: one good, the rest
@@ -157,15 +166,11 @@ def _predictions(seed: int) -> tuple[list[np.ndarray], np.ndarray]:
     return members, y
 
 
-def _log_loss(y: np.ndarray, proba: np.ndarray) -> float:
-    return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), y], 1e-12, None))))
-
-
 @check("ensembler")
 def check_ensembler_weights_are_a_distribution(component: Component) -> None:
     """``fit`` returns one non-negative weight per member, summing to 1."""
     members, y = _predictions(0)
-    weights = np.asarray(component.build().fit(members, y, _log_loss), dtype=float)
+    weights = np.asarray(component.build().fit(members, y, LOG_LOSS), dtype=float)
     assert weights.shape == (len(members),), (
         f"{len(weights)} weights for {len(members)} members: {weights}"
     )
@@ -178,21 +183,23 @@ def check_ensembler_is_no_worse_than_the_best_member(component: Component) -> No
     """The blend's loss on the rows it was fitted on is at most the best member's (the
     single best is always one of its choices)."""
     members, y = _predictions(1)
-    weights = np.asarray(component.build().fit(members, y, _log_loss), dtype=float)
+    weights = np.asarray(component.build().fit(members, y, LOG_LOSS), dtype=float)
     blend = sum(w * p for w, p in zip(weights, members, strict=True))
-    best = min(_log_loss(y, p) for p in members)
-    assert _log_loss(y, blend) <= best + 1e-9, f"blend {_log_loss(y, blend):.4f} > best {best:.4f}"
+    best = min(LOG_LOSS(y, p) for p in members)
+    assert LOG_LOSS(y, blend) <= best + 1e-9, f"blend {LOG_LOSS(y, blend):.4f} > best {best:.4f}"
 
 
 @check("ensembler")
 def check_ensembler_takes_identical_members(component: Component) -> None:
     """Members with the same predictions (the same pipeline found twice) are no error."""
     members, y = _predictions(2)
-    weights = np.asarray(component.build().fit([members[0]] * 3, y, _log_loss), dtype=float)
+    weights = np.asarray(component.build().fit([members[0]] * 3, y, LOG_LOSS), dtype=float)
     assert np.isclose(weights.sum(), 1.0), f"weights sum to {weights.sum():.4f}, not 1: {weights}"
 
 
 # --- dataset sources -----------------------------------------------------------------------
+
+describe_kind("dataset_source", "Dataset sources")
 
 
 def _example(component: Component) -> str:

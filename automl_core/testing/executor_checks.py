@@ -7,6 +7,7 @@ processes can pickle them.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from concurrent.futures import wait
@@ -14,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from automl_core.contracts import Evaluator, Executor
-from automl_core.testing.components import Component, NotApplicable, check
+from automl_core.testing.components import Component, NotApplicable, check, describe_kind
 from automl_core.trial import Result, Status, Trial
 
 EXECUTOR = "executor"
+describe_kind(EXECUTOR, "Executors")
 #: How long a check waits for results that should arrive at once.
 PATIENCE_S = 120.0
 
@@ -31,14 +33,15 @@ class NumberedEvaluator(Evaluator):
 
 @dataclass
 class SleepingEvaluator(Evaluator):
-    """Leaves ``started-N`` in ``folder``, sleeps ``seconds``, then leaves ``trial-N``: a
-    trial that was stopped leaves the first file and not the second."""
+    """Leaves ``started-N`` (holding the id of the process running it) in ``folder``, sleeps
+    ``seconds``, then leaves ``trial-N``: a trial that was stopped leaves the first file and
+    not the second."""
 
     seconds: float
     folder: str
 
     def evaluate(self, trial: Trial) -> Result:
-        (Path(self.folder) / f"started-{trial.id}").write_text("started")
+        (Path(self.folder) / f"started-{trial.id}").write_text(str(os.getpid()))
         time.sleep(self.seconds)
         (Path(self.folder) / f"trial-{trial.id}").write_text("finished")
         return Result(Status.OK, 0.0)
@@ -78,6 +81,33 @@ def _wait_for(path: Path, what: str) -> None:
         time.sleep(0.05)
 
 
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:  # no /proc (macOS): the signal's answer stands
+        return True
+
+
+def _assert_stopped(folder: Path, what: str) -> None:
+    """The trial in ``folder`` started, its process is gone (waited for, up to
+    :data:`PATIENCE_S`), and it never finished: the mechanism, not a race against a sleep."""
+    started = folder / "started-0"
+    assert started.exists(), "the trial never started"
+    pid = int(started.read_text())
+    deadline = time.monotonic() + PATIENCE_S
+    while process_alive(pid):
+        assert pid != os.getpid(), f"{what}: the trial runs in the caller's process"
+        assert time.monotonic() < deadline, f"{what}: its process {pid} still runs"
+        time.sleep(0.05)
+    assert not (folder / "trial-0").exists(), f"{what}: the trial finished"
+
+
 @check(EXECUTOR)
 def check_executor_returns_each_result_to_its_trial(component: Component) -> None:
     """``submit`` returns a future per trial that resolves to that trial's result, whatever
@@ -86,7 +116,7 @@ def check_executor_returns_each_result_to_its_trial(component: Component) -> Non
     executor = _built(component)
     evaluator = NumberedEvaluator()  # one evaluator for the run, as the run loop hands it
     try:
-        count = max(2, 2 * executor.capacity)
+        count = 2 * executor.capacity
         futures = {i: executor.submit(evaluator, Trial(i, {"x": i * 1.5})) for i in range(count)}
         _, waiting = wait(list(futures.values()), timeout=PATIENCE_S)
         assert not waiting, f"{len(waiting)} of {count} results did not arrive"
@@ -102,19 +132,17 @@ def check_executor_returns_each_result_to_its_trial(component: Component) -> Non
 def check_executor_stops_a_trial_at_its_time_limit(component: Component) -> None:
     """An executor that claims to enforce limits (``enforces_limits``) ends a trial that
     outlasts ``set_limits(trial_time=1)`` with a TIMEOUT result, and the trial does not go
-    on running: 3 seconds later it has not finished."""
+    on running: its process ends without the trial finishing."""
     executor = _limited(component)
     with tempfile.TemporaryDirectory() as folder:
         try:
             executor.set_limits(1.0, None)
             future = executor.submit(SleepingEvaluator(3.0, folder), Trial(0, {}))
             result = future.result(timeout=PATIENCE_S)
-            time.sleep(3.5)  # past the moment the trial would have finished
+            assert result.status is Status.TIMEOUT, f"expected TIMEOUT, got {result.status}"
+            _assert_stopped(Path(folder), "at its time limit")
         finally:
             executor.shutdown()
-        assert result.status is Status.TIMEOUT, f"expected a TIMEOUT result, got {result.status}"
-        assert (Path(folder) / "started-0").exists(), "the trial never started"
-        assert not (Path(folder) / "trial-0").exists(), "the trial ran on past its limit"
 
 
 @check(EXECUTOR)
@@ -135,7 +163,7 @@ def check_executor_reports_a_memout_at_its_memory_limit(component: Component) ->
 @check(EXECUTOR)
 def check_executor_shutdown_stops_running_trials(component: Component) -> None:
     """``shutdown`` while a trial runs stops it rather than waiting (the run's wall time
-    has ended): the trial, seen started, never finishes."""
+    has ended): the trial, seen started, has its process ended and never finishes."""
     executor = _limited(component)
     with tempfile.TemporaryDirectory() as folder:
         try:
@@ -143,5 +171,4 @@ def check_executor_shutdown_stops_running_trials(component: Component) -> None:
             _wait_for(Path(folder) / "started-0", "the trial did not start")
         finally:
             executor.shutdown()
-        time.sleep(3.5)  # past the moment it would have finished
-        assert not (Path(folder) / "trial-0").exists(), "shutdown() let a running trial finish"
+        _assert_stopped(Path(folder), "after shutdown()")

@@ -35,30 +35,35 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from automl_core.testing import checks_for
 
     distributions = metafunc.config.getoption(OPTION)
-    cases: list[Any] = []
-    for component in installed_components(distributions):
-        for check in checks_for(component.kind):
-            cases.append(pytest.param(component, check, id=f"{component.id}-{check.__name__}"))
     if not distributions:
         raise pytest.UsageError(f"name the distribution to check: {OPTION} NAME")
-    if not cases:
-        raise pytest.UsageError(
-            f"no component with checks among those of {', '.join(distributions)}: is it "
-            "installed (`automl plugins` lists what is), and does it register a kind the "
-            "kit checks?"
-        )
+    cases: list[Any] = []
+    for distribution in distributions:
+        components = installed_components(distribution)
+        if not components:
+            raise pytest.UsageError(
+                f"no component with checks in {distribution!r}: is it installed (`automl "
+                "plugins` lists what is), and does it register a kind the kit checks?"
+            )
+        for component in components:
+            for check in checks_for(component.kind):
+                case_id = f"{component.id}-{check.__name__}"
+                cases.append(pytest.param(component, check, id=case_id))
     metafunc.parametrize(("component", "check"), cases)
 
 
-def installed_components(distributions: list[str]) -> list[Component]:
-    """Every registered component of the named distributions that has checks of its kind."""
+def installed_components(distribution: str) -> list[Component]:
+    """Every registered component of the installed ``distribution`` (named as pip names
+    it, any case, ``_`` or ``-``) that has checks of its kind."""
     from automl_core.testing import Component, checks_for
     from automl_core.testing.components import installed_plugins
 
-    wanted = {d.lower().replace("_", "-") for d in distributions}
-    components = []
-    for registration in installed_plugins().registry.all():
-        distribution = registration.origin.distribution.lower().replace("_", "-")
-        if distribution in wanted and list(checks_for(registration.kind)):
-            components.append(Component(registration.kind, registration.name))
-    return components
+    def normal(name: str) -> str:
+        return name.lower().replace("_", "-").replace(".", "-")
+
+    return [
+        Component(registration.kind, registration.name)
+        for registration in installed_plugins().registry.all()
+        if normal(registration.origin.distribution) == normal(distribution)
+        and list(checks_for(registration.kind))
+    ]

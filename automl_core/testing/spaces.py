@@ -82,7 +82,7 @@ def pipeline_space() -> PipelineSpace:
     return PipelineSpace("kit-pipeline", "classification", stages, _assemble)
 
 
-def pool_space(size: int = 12) -> PoolSpace:
+def pool_space(size: int = 40) -> PoolSpace:
     """``size`` candidates in three columns, each a choice of three models; the last
     candidate is not offered (``available``)."""
     rng = np.random.default_rng(1234)

@@ -8,18 +8,18 @@ import numpy as np
 from automl_core.contracts import DEFAULT_DATA_FIDELITY, SearchContext, SearchStrategy, WarmStart
 from automl_core.errors import InvalidConfigurationError
 from automl_core.space import SearchSpace
-from automl_core.testing.components import Component, NotApplicable, check
+from automl_core.testing.components import Component, NotApplicable, check, describe_kind
 from automl_core.testing.spaces import (
     PIPELINE,
     POOL,
     NearestSurrogate,
     loss_of,
-    pool_space,
     space_of,
 )
 from automl_core.trial import Candidate, Result, Status, Trial
 
 STRATEGY = "search_strategy"
+describe_kind(STRATEGY, "Search strategies")
 
 
 def claimed_kinds(component: Component) -> list[str]:
@@ -68,7 +68,7 @@ def ask(strategy: SearchStrategy, space: SearchSpace, number: int) -> Candidate 
         raise AssertionError(
             f"ask() #{number} proposed an invalid configuration: {error}"
         ) from None
-    fidelity = DEFAULT_DATA_FIDELITY
+    fidelity = strategy.context.fidelity or DEFAULT_DATA_FIDELITY
     budget = candidate.budget
     assert budget is None or fidelity.min - 1e-9 <= budget <= fidelity.max + 1e-9, (
         f"ask() #{number} proposed budget {budget}, outside the range [{fidelity.min:g}, "
@@ -128,7 +128,7 @@ def check_strategy_asks_several_times_before_a_tell(component: Component) -> Non
 
 
 @check(STRATEGY)
-def check_strategy_learns_from_failed_trials(component: Component) -> None:
+def check_strategy_keeps_asking_after_failed_trials(component: Component) -> None:
     """A crash, a timeout and a memory-out are results too (infinite loss, no metrics):
     told in any order among good ones, the strategy keeps proposing valid trials."""
     failures = [Status.CRASHED, Status.TIMEOUT, Status.MEMOUT]
@@ -155,7 +155,7 @@ def check_strategy_ends_when_the_pool_is_exhausted(component: Component) -> None
     if POOL not in claimed_kinds(component):
         raise NotApplicable("the strategy does not search pools (space_kinds)")
     strategy, space = set_up(component, POOL)
-    offered = len(pool_space().candidates())
+    offered = len(space.candidates())  # type: ignore[attr-defined]
     limit = 10 * offered  # a multi-fidelity strategy may propose each at a few budgets
     trials = search(strategy, space, limit)
     seen = proposals(trials, space)

@@ -6,13 +6,15 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+from scipy.stats import spearmanr
 
-from automl_core.contracts import MetaData, Surrogate
+from automl_core.contracts import Surrogate
 from automl_core.space import INACTIVE, EncodingColumn
-from automl_core.testing.components import Component, NotApplicable, check
-from automl_core.testing.spaces import pool_space
+from automl_core.testing.components import Component, NotApplicable, check, describe_kind
+from automl_core.testing.data_checks import kit_metadata
 
 SURROGATE = "surrogate"
+describe_kind(SURROGATE, "Surrogates")
 #: Four columns as a pipeline space encodes them: a categorical choice of 3 components, a
 #: number, and two hyper-parameters of one component only (INACTIVE for the others).
 COLUMNS = (
@@ -82,9 +84,9 @@ def check_surrogate_learns_the_loss(component: Component) -> None:
     than chance (Spearman correlation above 0.3): the model is fitted to ``y``, not ignored."""
     rows, new = encoded_rows(60), encoded_rows(40, seed=2)
     mean, _ = predicted(fitted(component, rows, losses(rows)), new, "on new rows")
-    correlation = np.corrcoef(np.argsort(np.argsort(mean)), np.argsort(np.argsort(losses(new))))
-    assert correlation[0, 1] > 0.3, (
-        f"the predicted means do not follow the loss (rank correlation {correlation[0, 1]:.2f})"
+    correlation = float(spearmanr(mean, losses(new)).statistic)
+    assert correlation > 0.3, (
+        f"the predicted means do not follow the loss (rank correlation {correlation:.2f})"
     )
 
 
@@ -189,21 +191,15 @@ def check_surrogate_pickles(component: Component) -> None:
 @check(SURROGATE)
 def check_surrogate_meta_fits_when_it_offers_to(component: Component) -> None:
     """A surrogate that overrides ``meta_fit`` pre-trains on meta-data of a pool (datasets x
-    candidates, some cells missing), then fits and predicts on the pool's encodings."""
+    candidates, a cell missing; :func:`~automl_core.testing.data_checks.kit_metadata`), then
+    fits and predicts on the pool's encodings."""
     surrogate = component.build()
     if type(surrogate).meta_fit is Surrogate.meta_fit:
         raise NotApplicable("the surrogate does not offer meta_fit")
-    pool = pool_space(size=12)
-    rng = np.random.default_rng(5)
-    performance = rng.random((4, 12))
-    performance[0, 3] = np.nan
-    metadata = MetaData(
-        datasets=["a", "b", "c", "d"],
-        configs=[{"candidate": j} for j in range(12)],
-        performance=performance,
-        space=pool.name,
-        pool=pool,
-    )
+    metadata = kit_metadata()
+    pool = metadata.pool
+    assert pool is not None
+    performance = metadata.performance
     surrogate.meta_fit(metadata, pool)
     surrogate.prepare(pool.columns())
     rows = pool.encodings

@@ -3,17 +3,24 @@ kind), found by the kit through the ``automl_core.checks`` entry point."""
 
 from __future__ import annotations
 
+import json
+import math
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from automl_bench.contracts import System, SystemResult
 from automl_core.metrics import get_metric
-from automl_core.testing.components import Component, check
+from automl_core.testing.components import Component, check, describe_kind
 from automl_core.testing.data_checks import small_frame
 
 SYSTEM = "system"
+describe_kind(
+    SYSTEM, "Whole AutoML systems (automl-bench's kind, its checks in `automl_bench.checks`)"
+)
 #: A budget short enough for a test, long enough for a system to fit something.
 BUDGET_S = 8.0
 
@@ -57,20 +64,44 @@ def _fit(component: Component, task: str) -> tuple[SystemResult, np.ndarray]:
     return result, y
 
 
+def check_classes(model: Any, X: pd.DataFrame, labels: Any) -> np.ndarray:
+    """The model follows scikit-learn: ``classes_`` are ``labels`` (those it was trained on,
+    sorted), ``predict_proba`` has a column per class in that order, each row a distribution,
+    and ``predict`` gives the class of the largest column. The probabilities."""
+    np.testing.assert_array_equal(model.classes_, np.unique(labels))
+    proba = np.asarray(model.predict_proba(X), dtype=float)
+    assert proba.shape == (len(X), len(model.classes_)), (
+        f"predict_proba of {len(X)} rows: shape {proba.shape}, expected one column per class"
+    )
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+    return proba
+
+
+def check_curve(result: SystemResult, elapsed: float | None = None) -> None:
+    """Seconds increase from 0 (and lie within the fit's ``elapsed`` seconds when given); at
+    least one finite loss; the returned configuration's loss is the best of the curve (the
+    core's convention: lower is better)."""
+    assert result.curve, "the curve is empty: every configuration evaluated belongs in it"
+    seconds = [s for s, _ in result.curve]
+    losses = [loss for _, loss in result.curve]
+    assert seconds == sorted(seconds) and seconds[0] >= 0, f"curve seconds {seconds}"
+    assert elapsed is None or seconds[-1] <= elapsed, f"curve ends at {seconds[-1]} > {elapsed}"
+    assert any(math.isfinite(loss) for loss in losses), f"no finite loss in the curve {losses}"
+    assert result.validation_loss is not None and math.isclose(
+        result.validation_loss, min(losses), rel_tol=1e-9, abs_tol=1e-12
+    ), f"validation_loss {result.validation_loss} is not the best of the curve, {min(losses)}"
+
+
 @check(SYSTEM)
 def check_system_predicts_probabilities_of_the_training_labels(component: Component) -> None:
     """A classifier trained on labels 0, 2 and 3 (a subset of ``0..k-1``, as the contract
-    allows) has ``classes_`` [0, 2, 3], and
-    ``predict_proba`` gives one column per label, rows summing to 1 (the ablation places
-    them among all the dataset's classes)."""
+    allows) follows scikit-learn's convention (:func:`check_classes`): ``classes_`` [0, 2, 3],
+    one ``predict_proba`` column per class, rows summing to 1, ``predict`` the largest (the
+    ablation places the columns among all the dataset's classes)."""
     result, y = fitted(component, "classification")
     frame, _ = small_frame(1, rows=30)
-    classes = np.asarray(result.model.classes_)
-    expected = sorted(np.unique(y).tolist())
-    assert classes.tolist() == expected, f"classes_ {classes.tolist()}, expected {expected}"
-    proba = np.asarray(result.model.predict_proba(frame), dtype=float)
-    assert proba.shape == (30, len(classes)), f"predict_proba of 30 rows: shape {proba.shape}"
-    assert np.allclose(proba.sum(axis=1), 1.0, atol=1e-6), "probability rows do not sum to 1"
+    check_classes(result.model, frame, y)
 
 
 @check(SYSTEM)
@@ -85,12 +116,9 @@ def check_system_predicts_a_number_per_row_in_regression(component: Component) -
 @check(SYSTEM)
 def check_system_reports_its_search_in_the_core_convention(component: Component) -> None:
     """``curve`` is one (seconds since the fit began, validation loss) per configuration
-    evaluated (at least one), in order of time; losses are the core's (lower is better, inf for a
-    failure), and ``validation_loss`` is finite or None."""
+    evaluated, in order of time, and ``validation_loss`` is the best of it: losses in the
+    core's convention (lower is better, inf for a failure; :func:`check_curve`); ``info``
+    can be written as JSON (the ablation stores it)."""
     result, _ = fitted(component, "classification")
-    assert result.curve, "the curve is empty: every configuration evaluated belongs in it"
-    seconds = [point[0] for point in result.curve]
-    assert seconds == sorted(seconds) and all(s >= 0 for s in seconds), f"curve {result.curve}"
-    assert all(not np.isnan(point[1]) for point in result.curve), "a NaN loss in the curve"
-    loss = result.validation_loss
-    assert loss is None or np.isfinite(loss), f"validation_loss {loss}"
+    check_curve(result)
+    json.dumps(result.info)
