@@ -45,10 +45,10 @@ class Setup:
     recipe: Recipe
     task: Task
     strategy: SearchStrategy
+    #: The strategy as run: the recipe's, or the one a policy switched to.
+    strategy_ref: ComponentRef
     executor: Executor
     warm_start: WarmStart | None = None
-    #: The strategy as run: the recipe's, or the one a policy switched to.
-    strategy_ref: ComponentRef | None = None
 
     @property
     def space(self) -> SearchSpace:
@@ -97,7 +97,7 @@ def prepare(
     )
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     _apply_limits(executor, recipe)
-    return Setup(recipe, task, strategy, executor, warm_start, strategy_ref)
+    return Setup(recipe, task, strategy, strategy_ref, executor, warm_start)
 
 
 def _check_space_kind(strategy: SearchStrategy, ref: ComponentRef, space: SearchSpace) -> None:
@@ -214,6 +214,5 @@ def record_setup(history: RunHistory, setup: Setup, plugins: Plugins) -> None:
         history.set_meta("warmstart", warm_start_record(setup.recipe, setup.warm_start))
     policy = setup.task.policy
     if policy is not None:
-        assert setup.strategy_ref is not None
         history.set_meta("policy", {**asdict(policy), "strategy": setup.strategy_ref.name})
     history.set_meta("started_at", time.time())
