@@ -23,17 +23,21 @@ from automl_core import __version__
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
 from automl_core.plugins import KINDS, Plugins, load_plugins
-from automl_core.recipe import check_names, load_recipe
+from automl_core.recipe import load_recipe
 from automl_core.run_folder import (
     HISTORY_FILE,
     MODEL_FILE,
+    PICKLED_MODEL_FILE,
     RECIPE_FILE,
     RunError,
     RunSummary,
+    how_trials_ended,
     load_saved_model,
+    plugin_packages,
 )
 from automl_core.runner import run
 from automl_core.suites import run_suite
+from automl_core.validation import check_benchmark, check_recipe
 
 #: The commands of the core itself; any other is a plugin's (``register_commands``).
 CORE_COMMANDS = ("run", "resume", "validate", "plugins", "show", "predict")
@@ -46,6 +50,7 @@ GROUP_HELP = {"data": "meta-data sources and data commands"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    started = time.monotonic()  # a run's wall time counts the command's own start-up
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     # plugins' commands are looked up only for a command the core does not have (or help)
@@ -61,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     args = parser.parse_args(argv)
+    args.started = started
     try:
         return int(args.handler(args))
     except RunError as error:
@@ -69,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AutoMLError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # a read-only folder, a full disk: the file and the reason
+        where = f" {error.filename}" if error.filename else ""
+        print(f"error: cannot read or write{where}: {error.strerror or error}", file=sys.stderr)
+        return 1
 
 
 def build_parser(loaded: Plugins | None = None) -> argparse.ArgumentParser:
@@ -123,6 +133,12 @@ def build_parser(loaded: Plugins | None = None) -> argparse.ArgumentParser:
     predict.add_argument("--out", type=Path, help="write the CSV here (default: stdout)")
     predict.add_argument(
         "--proba", action="store_true", help="class probabilities, one column per class"
+    )
+    predict.add_argument(
+        "--trust",
+        action="store_true",
+        help=f"also load a pickled model ({PICKLED_MODEL_FILE}): only one you made yourself, "
+        "as loading a pickle runs any code it holds",
     )
     predict.set_defaults(handler=cmd_predict)
 
@@ -213,9 +229,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"{suite.mean_normalised_regret:.4f}"
             )
         return 0
-    summary = run(recipe, out, plugins=plugins, observers=observers, resume=args.resume)
+    summary = run(
+        recipe, out, plugins=plugins, observers=observers, resume=args.resume, started=args.started
+    )
     print_summary(summary)
-    return 0
+    return exit_status(summary)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -226,8 +244,23 @@ def cmd_resume(args: argparse.Namespace) -> int:
         raise AutoMLError(f"{args.run_dir} is not a run folder ({RECIPE_FILE} is missing)")
     recipe = load_recipe(path, args.overrides)
     observers = () if args.quiet else (ProgressDisplay(),)
-    print_summary(run(recipe, args.run_dir, observers=observers, resume=True))
-    return 0
+    summary = run(recipe, args.run_dir, observers=observers, resume=True, started=args.started)
+    print_summary(summary)
+    return exit_status(summary)
+
+
+def exit_status(summary: RunSummary) -> int:
+    """1, with how the trials ended, when no trial succeeded: a run without a result is not
+    a success for a script that runs it."""
+    if summary.best_trial is not None:
+        return 0
+    with RunHistory(Path(summary.run_dir) / HISTORY_FILE) as history:
+        trials = history.trials()
+    print(
+        f"error: no trial succeeded: {how_trials_ended(trials, summary.stopped_because)}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def print_summary(summary: RunSummary) -> None:
@@ -249,7 +282,10 @@ def print_summary(summary: RunSummary) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     plugins = load_plugins()
     recipe = load_recipe(args.recipe, args.overrides, plugins)
-    check_names(recipe, plugins)
+    for warning in check_recipe(recipe, plugins):
+        print(f"warning: {warning}", file=sys.stderr)
+    if recipe.task.benchmark is not None and recipe.task.dataset is not None:
+        check_benchmark(recipe, plugins)
     print(
         f"{args.recipe}: valid (strategy {recipe.search.strategy.name}, "
         + (
@@ -379,7 +415,8 @@ def describe_final_model(summary: dict[str, Any]) -> str:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    stored = load_saved_model(args.run_dir)
+    packages = plugin_packages(load_plugins())
+    stored = load_saved_model(args.run_dir, trust=args.trust, packages=packages)
     frame = read_features(args.data, stored)
     model = stored["model"]
     if args.proba:
@@ -435,7 +472,7 @@ def _training_features(stored: Mapping[str, Any]) -> list[str]:
     if names is None:
         raise AutoMLError(
             "the saved model does not record its training columns; predict in Python with "
-            "joblib.load(...)['model'].predict(frame)"
+            "load_saved_model(run_dir)['model'].predict(frame)"
         )
     return [str(n) for n in names]
 

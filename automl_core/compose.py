@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import platform
 import time
-import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from automl_core.contracts import (
@@ -26,12 +25,14 @@ from automl_core.contracts import (
     WarmStart,
 )
 from automl_core.dataset import Dataset
-from automl_core.errors import RecipeError
+from automl_core.errors import AutoMLError, RecipeError
+from automl_core.finishing import FINISH_OVERHEAD_S
 from automl_core.history import RunHistory
 from automl_core.plugins import Plugins
 from automl_core.recipe import ComponentRef, Recipe, check_names, component_refs
 from automl_core.space import SearchSpace, by_kind
 from automl_core.tasks import Task, build_task
+from automl_core.validation import check_fidelity
 
 #: The strategy a policy of successive halving switches to, unless the recipe's strategy
 #: races budgets itself (``SearchStrategy.races_budgets``); plugin automl-halving's.
@@ -49,6 +50,8 @@ class Setup:
     strategy_ref: ComponentRef
     executor: Executor
     warm_start: WarmStart | None = None
+    #: Seconds each stage of the set-up took.
+    setup_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def space(self) -> SearchSpace:
@@ -66,6 +69,7 @@ def prepare(
     dataset: Dataset | None = None,
     policy: Policy | None = None,
     spent: float = 0.0,
+    deadline: float | None = None,
 ) -> Setup:
     """Resolve every name of the recipe and build the components, in data-flow order.
 
@@ -75,12 +79,17 @@ def prepare(
     ``policy`` is the policy a resumed run was started with (``resampling: auto``), used
     instead of asking the selector again. ``spent`` is the seconds a resumed run already
     searched: the strategy is told the wall time left (``SearchContext.time_budget``), as
-    the loop counts it.
+    the loop counts it. ``deadline`` (a ``time.monotonic()`` value) is the end of the
+    run's wall time: a set-up that reaches it stops, naming what took the time.
     """
+    clock = SetupClock(deadline, recipe.budget.wall_time)
     check_names(recipe, plugins)
     task = build_task(recipe, plugins, benchmark=benchmark, dataset=dataset, policy=policy)
+    clock.lap("the task (data, meta-features, policy)")
     warm_start = _warm_start(recipe, plugins, task)
+    clock.lap("the warm start")
     strategy_ref = policy_strategy(recipe, task.policy, plugins)
+    check_fidelity(plugins, strategy_ref, task.fidelity)
     strategy = plugins.create("search_strategy", strategy_ref.name, strategy_ref.params)
     _check_space_kind(strategy, strategy_ref, task.space)
     strategy.setup(
@@ -95,9 +104,33 @@ def prepare(
             time_budget=_time_left(recipe.budget.wall_time, spent),
         )
     )
+    clock.lap("the search strategy")
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     _apply_limits(executor, recipe)
-    return Setup(recipe, task, strategy, strategy_ref, executor, warm_start)
+    return Setup(recipe, task, strategy, strategy_ref, executor, warm_start, clock.laps)
+
+
+class SetupClock:
+    """Times the stages of a run's set-up, and stops the run when they leave no time to
+    search in its wall time (:data:`~automl_core.finishing.FINISH_OVERHEAD_S` at least
+    must be left for after the search)."""
+
+    def __init__(self, deadline: float | None, wall_time: float | None) -> None:
+        self.deadline, self.wall_time = deadline, wall_time
+        self.laps: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def lap(self, stage: str) -> None:
+        now = time.monotonic()
+        self.laps[stage] = round(now - self._last, 3)
+        self._last = now
+        if self.deadline is not None and now + FINISH_OVERHEAD_S > self.deadline:
+            taken = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in self.laps.items())
+            raise AutoMLError(
+                f"the set-up used the run's whole budget.wall_time ({self.wall_time:g}s) "
+                f"before any trial: {taken}. Raise budget.wall_time, or leave out the slowest "
+                "stage (meta-features, warm start, resampling: auto)"
+            )
 
 
 def _check_space_kind(strategy: SearchStrategy, ref: ComponentRef, space: SearchSpace) -> None:
@@ -132,17 +165,11 @@ def _time_left(wall_time: float | None, spent: float) -> float | None:
 
 
 def _apply_limits(executor: Executor, recipe: Recipe) -> None:
-    """Hand the recipe's per-trial limits to the executor; warn if it cannot enforce them."""
+    """Hand the recipe's per-trial limits to the executor (validation made sure it enforces
+    them, :func:`~automl_core.validation.check_recipe`)."""
     budget = recipe.budget
-    if budget.trial_time is None and budget.trial_memory_mb is None:
-        return
-    if not executor.enforces_limits:
-        warnings.warn(
-            f"budget.trial_time / budget.trial_memory_mb are not enforced by the executor "
-            f"{recipe.executor.name!r}; use executor: processes",
-            stacklevel=3,
-        )
-    executor.set_limits(budget.trial_time, budget.trial_memory_mb)
+    if budget.trial_time is not None or budget.trial_memory_mb is not None:
+        executor.set_limits(budget.trial_time, budget.trial_memory_mb)
 
 
 def _seeded(plugins: Plugins, ref: ComponentRef, recipe: Recipe) -> dict[str, Any]:
@@ -215,4 +242,5 @@ def record_setup(history: RunHistory, setup: Setup, plugins: Plugins) -> None:
     policy = setup.task.policy
     if policy is not None:
         history.set_meta("policy", {**asdict(policy), "strategy": setup.strategy_ref.name})
+    history.set_meta("setup_seconds", setup.setup_seconds)
     history.set_meta("started_at", time.time())

@@ -325,8 +325,13 @@ class SearchStrategy(abc.ABC):
     context: SearchContext
     #: Whether the strategy itself races candidates over budgets (successive halving and its
     #: kin): a run whose policy calls for successive halving then keeps it instead of
-    #: switching to ``successive_halving`` (see ``task.resampling: auto``).
+    #: switching to ``successive_halving`` (see ``task.resampling: auto``). Such a strategy
+    #: needs a budget range: a task without one is refused when the recipe is validated.
     races_budgets: ClassVar[bool] = False
+    #: ``"required"``, ``"optional"`` or ``"unused"``: whether the strategy fits the recipe's
+    #: ``search.surrogate``. Validation refuses a recipe without one for ``"required"`` and
+    #: warns that a surrogate named for an ``"unused"`` one is ignored.
+    surrogate_use: ClassVar[str] = "optional"
     #: The space kinds the strategy searches (``"pipeline"``, ``"pool"``): the conformance
     #: kit (:mod:`automl_core.testing`) checks it on each.
     space_kinds: ClassVar[frozenset[str]] = frozenset({"pipeline", "pool"})

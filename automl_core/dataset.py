@@ -110,6 +110,7 @@ def check_dataset(dataset: Dataset) -> Dataset:
         raise DatasetError(f"{where}: has no rows")
     if dataset.X.shape[1] == 0:
         raise DatasetError(f"{where}: has no feature columns")
+    _check_columns(where, dataset.X)
     y = np.asarray(dataset.y)
     if y.ndim != 1 or len(y) != len(dataset.X):
         raise DatasetError(
@@ -142,6 +143,25 @@ def check_dataset(dataset: Dataset) -> Dataset:
     if dataset.test_rows is not None:
         _check_test_rows(where, np.asarray(dataset.test_rows), len(y))
     return dataset
+
+
+def _check_columns(where: str, X: pd.DataFrame) -> None:
+    """Column names are unique (a pipeline selects columns by name) and numeric features are
+    finite (missing values are imputed; an infinity fails every pipeline's fit)."""
+    names = pd.Series([str(c) for c in X.columns])
+    repeated = names[names.duplicated()].unique().tolist()
+    if repeated:
+        raise DatasetError(
+            f"{where}: the column names {repeated} appear more than once; rename them"
+        )
+    numeric = X.select_dtypes(include="number")
+    infinite = np.isinf(numeric.to_numpy(dtype=float, na_value=np.nan)).sum(axis=0)
+    if infinite.sum():
+        columns = [str(c) for c, n in zip(numeric.columns, infinite, strict=True) if n]
+        raise DatasetError(
+            f"{where}: {int(infinite.sum())} infinite values in the columns {columns[:5]}; "
+            "replace them (with NaN, they are imputed as missing values)"
+        )
 
 
 def _check_test_rows(where: str, rows: np.ndarray, n_rows: int) -> None:

@@ -13,13 +13,50 @@ import yaml
 
 from automl_core.errors import RecipeError
 
+#: A recipe is a page of settings: a larger file is a mistake (or an attack), refused before
+#: it is parsed...
+MAX_BYTES = 1_000_000
+#: ...and so is one whose aliases expand into more values than this (a "billion laughs").
+MAX_NODES = 100_000
+
+
+def expanded_size(data: Any, limit: int = MAX_NODES) -> int:
+    """How many values ``data`` holds with every shared (aliased) part counted each time it
+    appears, computed without expanding anything; stops counting past ``limit``."""
+    sizes: dict[int, int] = {}
+
+    def size(value: Any) -> int:
+        key = id(value)
+        if key in sizes:
+            return sizes[key]
+        sizes[key] = limit + 1  # a value that contains itself is too large
+        if isinstance(value, dict):
+            children = [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            children = value
+        else:
+            children = []
+        total = 1
+        for child in children:
+            total = min(total + size(child), limit + 1)
+        sizes[key] = total
+        return total
+
+    return size(data)
+
 
 def read_recipe_file(path: str | Path, what: str = "recipe") -> dict[str, Any]:
     """The YAML mapping in ``path`` (safe loading only); ``what`` the file holds (a recipe, a
     suite) is named in the errors."""
     path = Path(path)
     if not path.is_file():
-        raise RecipeError(str(path), str(path), f"an existing {what} file", "File not found")
+        found = "a folder" if path.is_dir() else "File not found"
+        raise RecipeError(str(path), str(path), f"an existing {what} file", found)
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise RecipeError(
+            str(path), f"{size:,} bytes", f"a {what} file of at most {MAX_BYTES:,} bytes"
+        )
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
@@ -28,6 +65,14 @@ def read_recipe_file(path: str | Path, what: str = "recipe") -> dict[str, Any]:
         raise RecipeError(
             "", str(path), "valid YAML", f"YAML error{where}: {getattr(error, 'problem', error)}"
         ) from error
+    nodes = expanded_size(data)
+    if nodes > MAX_NODES:
+        raise RecipeError(
+            str(path),
+            f"{nodes:,}+ values once its aliases are expanded",
+            f"a {what} of at most {MAX_NODES:,} values",
+            "YAML aliases (*name) repeat what they name; nested ones multiply",
+        )
     if not isinstance(data, dict):
         keys = "name, task, space, search..." if what == "recipe" else "tasks, defaults..."
         raise RecipeError(str(path), data, f"a mapping of {what} keys ({keys})")

@@ -6,8 +6,8 @@
 runs it through :func:`automl_core.runner.run`, exactly as ``automl run`` would, so the
 search, the history, the ensemble and the refit are the core's, not a second implementation.
 What the estimator adds is scikit-learn's contract (parameters stored by the constructor,
-fitted attributes with a trailing underscore, input checks, tags) and a time budget kept end
-to end: see :func:`split_time_budget`.
+fitted attributes with a trailing underscore, input checks, tags) and a time budget counted
+from the start of ``fit``: see :func:`split_time_budget`.
 
 Plugins are reached only through :func:`~automl_core.plugins.load_plugins`; this module never
 imports one.
@@ -43,7 +43,13 @@ from automl_core.model import TrainedModel
 from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import MEMORY_SOURCE, Recipe, named_recipe, parse_recipe, read_recipe
-from automl_core.run_folder import HISTORY_FILE, RunSummary, load_saved_model
+from automl_core.run_folder import (
+    HISTORY_FILE,
+    RunSummary,
+    how_trials_ended,
+    load_saved_model,
+    plugin_packages,
+)
 from automl_core.runner import run
 from automl_core.space import pipeline_space
 
@@ -51,53 +57,49 @@ from automl_core.space import pipeline_space
 # The time budget
 # ---------------------------------------------------------------------------------------------
 
-#: The share of the time budget kept back from the search for the ensemble and the refit...
-RESERVE_FRACTION = 0.1
-#: ...and never less than this many seconds (nor more than half of a tiny budget).
-MIN_RESERVE_S = 2.0
 #: ``fit`` promises to end within this fraction of its budget or this many seconds,
 #: whichever is larger.
 TOLERANCE_FRACTION = 0.1
 MIN_TOLERANCE_S = 5.0
+#: The refit of the best trial is planned to fit in this share of the budget (at least
+#: ``MIN_REFIT_S``, at most half) plus the tolerance: it sizes the per-trial limit.
+REFIT_FRACTION = 0.1
+MIN_REFIT_S = 2.0
 #: A trial may take at most this many seconds, however small the budget.
 MIN_TRIAL_S = 1.0
-#: Seconds kept after the refit for saving the model, reading it back and the leaderboard.
+#: Seconds kept after the run for reading the model back and the leaderboard.
 FINISH_S = 0.5
-#: The search gets at least this long, even when setting up took most of the budget.
-MIN_SEARCH_S = 0.5
 
 
 @dataclass(frozen=True)
 class TimeSplit:
     """How ``fit`` spends its ``time_budget`` (seconds)."""
 
-    #: The search's wall time (``budget.wall_time``), counted from the start of ``fit``.
-    search: float
+    #: The run's wall time (``budget.wall_time``), counted from the start of ``fit``: the
+    #: set-up, the search, the ensemble and the refit (see :func:`automl_core.runner.run`).
+    run: float
     #: The limit of one trial (``budget.trial_time``), enforced by the ``processes`` executor.
     trial: float
-    #: What is left after the search: shutting the workers down, the ensemble, the refit.
-    reserve: float
     #: How far past the budget ``fit`` may end (the refit of the best member is never cut).
     tolerance: float
 
 
 def split_time_budget(time_budget: float) -> TimeSplit:
-    """Divide ``time_budget`` between the search and what comes after it.
+    """Divide ``time_budget`` between the run and reading its results back, and size the
+    limit of one trial.
 
-    The search ends ``reserve`` (10%, at least 2 s) before the budget; in-flight trials are
-    then killed, so the search cannot run over. What can run over is the refit: members are
-    refitted by decreasing weight until the deadline (see
-    :func:`automl_core.finishing.refit_members`), but the heaviest one is always refitted. Its
-    trial took at most ``trial`` seconds on two thirds of the rows (a 0.33 holdout), so its
-    refit takes about 1.5 times that, twice with a margin for models that grow faster than
-    linearly. ``trial`` is therefore a third of ``reserve + tolerance``: the worst refit
-    fits in the reserve plus the promised tolerance (for 30 s: 2.7 s per trial; for 300 s:
-    20 s; auto-sklearn's default is a tenth of the budget).
+    The run stops its search early enough to refit the best trial by its estimate and
+    kills the trials still running (:mod:`automl_core.loop`). What can still run over is a
+    refit slower than its estimate: the best trial's is never cut. Its trial took at most
+    ``trial`` seconds on two thirds of the rows (a 0.33 holdout), so its refit takes about
+    1.5 times that, twice with a margin for models that grow faster than linearly. ``trial``
+    is therefore a third of a tenth of the budget (at least 2 s) plus the tolerance (for 30
+    s: 2.7 s per trial; for 300 s: 20 s; auto-sklearn's default is a tenth of the budget).
     """
-    reserve = min(max(MIN_RESERVE_S, RESERVE_FRACTION * time_budget), 0.5 * time_budget)
+    refit = min(max(MIN_REFIT_S, REFIT_FRACTION * time_budget), 0.5 * time_budget)
     tolerance = max(MIN_TOLERANCE_S, TOLERANCE_FRACTION * time_budget)
-    trial = max(MIN_TRIAL_S, (reserve + tolerance) / 3)
-    return TimeSplit(time_budget - reserve, trial, reserve, tolerance)
+    trial = max(MIN_TRIAL_S, (refit + tolerance) / 3)
+    return TimeSplit(max(time_budget - FINISH_S, 0.5 * time_budget), trial, tolerance)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,15 +174,14 @@ class _AutoMLEstimator(BaseEstimator):
         """Search for the best pipeline (or ensemble) for ``X``, ``y`` within the budget,
         refit it on all the rows and keep it as ``model_``."""
         started = time.monotonic()
-        seconds = self._time_budget()
+        self._time_budget()  # checked before anything runs
         frame, target = self._fit_input(X, y)
         plugins = load_plugins()
         raw = self._recipe_to_run(plugins, started)
         recipe = parse_recipe(raw)
         dataset = Dataset(raw["task"]["dataset"], frame, target, self._task)
-        deadline = None if seconds is None else started + seconds - FINISH_S
         with _run_folder(self.output_dir, recipe.name) as (run_dir, kept):
-            summary = run(recipe, run_dir, plugins=plugins, dataset=dataset, deadline=deadline)
+            summary = run(recipe, run_dir, plugins=plugins, dataset=dataset, started=started)
             self._keep_results(run_dir, summary, recipe, plugins)
             self.run_dir_ = run_dir if kept else None
         self.recipe_ = raw
@@ -259,9 +260,12 @@ class _AutoMLEstimator(BaseEstimator):
         (the estimator's data, its task, its budget, seed, workers and ensemble size)."""
         raw = self._base_recipe(plugins)
         raw["task"] = self._task_section(raw.get("task"))
+        # a trial can be stopped at a time or memory limit only in a process of its own
+        limits = (self._time_budget(), self.trial_time, self.trial_memory_mb)
+        default = "sequential" if limits == (None,) * 3 else "processes"
+        raw["executor"] = self._executor_section(raw.get("executor", default), plugins)
         raw["budget"] = self._budget_section(raw.get("budget"), plugins, raw, started)
         raw["seed"] = _plain(self.seed)
-        raw["executor"] = self._executor_section(raw.get("executor", "sequential"), plugins)
         ensemble = self._ensemble_section(raw.get("ensemble"), plugins)
         if ensemble is None:
             raw.pop("ensemble", None)
@@ -312,8 +316,7 @@ class _AutoMLEstimator(BaseEstimator):
         seconds = self._time_budget()
         if seconds is not None:
             split = split_time_budget(seconds)
-            spent = time.monotonic() - started
-            section["wall_time"] = round(max(MIN_SEARCH_S, split.search - spent), 3)
+            section["wall_time"] = round(split.run, 3)
             if _enforces_limits(raw.get("executor"), self.n_jobs, plugins):
                 recipe_limit = section.get("trial_time")
                 section["trial_time"] = round(
@@ -365,8 +368,13 @@ class _AutoMLEstimator(BaseEstimator):
         with RunHistory(run_dir / HISTORY_FILE) as history:
             trials = history.trials()
         if summary.model_path is None:
-            raise NoModelError(_no_model_message(trials, summary))
-        self.model_: TrainedModel = load_saved_model(run_dir)["model"]
+            raise NoModelError(
+                f"no pipeline could be fitted: {how_trials_ended(trials, summary.stopped_because)}"
+                ". A longer time_budget or trial_time, or a recipe with other components, "
+                "may help"
+            )
+        packages = plugin_packages(plugins)
+        self.model_: TrainedModel = load_saved_model(run_dir, packages=packages)["model"]
         self.run_summary_ = summary
         space = _space_of(recipe, plugins)
         self.leaderboard_ = leaderboard_frame(trials, space, summary.metric, summary.ensemble)
@@ -574,21 +582,6 @@ def _space_of(recipe: Recipe, plugins: Plugins) -> PipelineSpace | None:
     assert recipe.space is not None
     space = plugins.create("space", recipe.space.name, recipe.space.params)
     return pipeline_space(space)
-
-
-def _no_model_message(trials: list[StoredTrial], summary: RunSummary) -> str:
-    """Why there is no model: how the trials ended, and the first error's last line."""
-    counts: dict[str, int] = {}
-    for stored in trials:
-        counts[stored.status] = counts.get(stored.status, 0) + 1
-    ended = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none run"
-    errors = [t.error for t in trials if t.error]
-    first = errors[0].strip().splitlines()[-1] if errors else "no error recorded"
-    return (
-        f"no pipeline could be fitted: {len(trials)} trials ({ended}; "
-        f"{summary.stopped_because}). The first error: {first}. A longer time_budget or "
-        "trial_time, or a recipe with other components, may help"
-    )
 
 
 def leaderboard_frame(

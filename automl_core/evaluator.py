@@ -34,6 +34,7 @@ from sklearn.preprocessing import LabelEncoder
 
 from automl_core.contracts import DATA_FIDELITY_KINDS, Evaluator
 from automl_core.dataset import Dataset
+from automl_core.errors import DatasetError
 from automl_core.metrics import METRICS, Metric
 from automl_core.pipeline_space import PipelineSpace
 from automl_core.space import BuildContext
@@ -71,6 +72,32 @@ def make_splits(
         resampling.folds, shuffle=True, random_state=seed
     )
     return list(splitter.split(rows, y if enough else None))
+
+
+def usable_splits(
+    name: str, y: np.ndarray, task: str, resampling: Resampling, seed: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`make_splits`, refused with a :class:`DatasetError` when the rows are too few
+    for the resampling: a split with no validation rows, or fitted on fewer than two rows
+    (on a single class, for classification), would fail every trial."""
+    described = (
+        f"holdout {resampling.fraction:g}"
+        if resampling.kind == "holdout"
+        else f"{resampling.folds}-fold cv"
+    )
+    why = f"dataset {name!r} has {len(y)} training rows, too few for {described}"
+    try:
+        splits = make_splits(y, task, resampling, seed)
+    except ValueError as error:
+        raise DatasetError(f"{why}: {error}") from None
+    for train, valid in splits:
+        if len(valid) == 0 or len(train) < 2:
+            raise DatasetError(
+                f"{why}: a split has {len(train)} rows to fit and {len(valid)} to validate"
+            )
+        if task == "classification" and len(np.unique(y[train])) < 2:
+            raise DatasetError(f"{why}: a split fits on rows of a single class")
+    return splits
 
 
 def predict_scores(estimator: Any, X: pd.DataFrame, n_classes: int) -> np.ndarray:
@@ -134,7 +161,7 @@ class PipelineEvaluator(Evaluator):
             self.label_encoder = None
             self.y = np.asarray(dataset.y, dtype=float)
             self.n_classes = 0
-        self.splits = make_splits(self.y, self.task, resampling, seed)
+        self.splits = usable_splits(dataset.name, self.y, self.task, resampling, seed)
         #: per fold, its training rows in the order subsamples take them
         self.subsample_orders = [
             interleaved_order(

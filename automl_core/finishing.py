@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 from sklearn.base import clone
 
@@ -27,7 +26,7 @@ from automl_core.history import RunHistory, StoredTrial, rank_key
 from automl_core.model import TrainedModel
 from automl_core.plugins import Plugins
 from automl_core.recipe import Recipe
-from automl_core.run_folder import MODEL_FILE, RunSummary
+from automl_core.run_folder import RunSummary, save_model
 from automl_core.space import BuildContext
 
 #: How many of the best trials an ensembler may choose from.
@@ -36,6 +35,12 @@ ENSEMBLE_POOL = 50
 #: times this margin: fits grow faster than linearly in rows for some models (kernel SVMs,
 #: nearest neighbours' index), and the driver may be busier than the worker was.
 REFIT_SAFETY = 1.5
+#: Seconds a run on data needs after its search besides the refits: shutting the workers
+#: down, choosing the ensemble, scoring the test rows, saving the model.
+FINISH_OVERHEAD_S = 1.0
+#: With an ensemble, the share of the wall time kept for refitting its members beyond the
+#: best trial (auto-sklearn keeps a similar share back from its search).
+ENSEMBLE_SHARE = 0.1
 
 
 @dataclass
@@ -285,8 +290,7 @@ def save_final_model(
     )
     if test is not None:
         summary.test_scores = _test_scores(model, test)
-    path = finishing.run_dir / MODEL_FILE
-    joblib.dump({"model": model, "recipe": finishing.recipe.raw, **saved}, path)
+    path = save_model(finishing.run_dir, {"model": model, "recipe": finishing.recipe.raw, **saved})
     summary.model_path = str(path)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from automl_core.errors import AutoMLError
 from automl_core.space import config_key
 from automl_core.trial import Result, Status, Trial
 
@@ -74,6 +75,26 @@ class StoredTrial:
     def finished(self) -> bool:
         return self.status != RUNNING
 
+    @property
+    def ranks(self) -> bool:
+        """Whether the trial competes for best (:meth:`RunHistory.best`): it succeeded with
+        a finite loss."""
+        return self.status == Status.OK.value and math.isfinite(self.loss)
+
+    @classmethod
+    def of(cls, trial: Trial, result: Result) -> StoredTrial:
+        """The row ``trial`` and its ``result`` are stored as (without its time stamps)."""
+        return cls(
+            trial=trial,
+            status=result.status.value,
+            loss=result.loss,
+            metrics=dict(result.metrics),
+            fit_time=result.fit_time,
+            predict_time=result.predict_time,
+            duration=result.duration,
+            error=result.error,
+        )
+
     def result(self) -> Result:
         """The stored result: what the history keeps of it (no predictions, no ``info``)."""
         return Result(
@@ -105,13 +126,64 @@ def rank_key(stored: StoredTrial) -> tuple[float, float, int]:
     return (-budget, stored.loss, stored.trial.id)
 
 
+class HistoryError(AutoMLError):
+    """The history file cannot be read or written: damaged, read-only, or a full disk."""
+
+
+class _Database:
+    """The SQLite connection, with every error said as a :class:`HistoryError` that names
+    the file and what to do, instead of SQLite's own words (``database disk image is
+    malformed``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with self._said():
+            self.connection = sqlite3.connect(path, isolation_level=None)
+
+    def execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        with self._said():
+            return self.connection.execute(sql, parameters)
+
+    def executescript(self, script: str) -> None:
+        with self._said():
+            self.connection.executescript(script)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    @contextmanager
+    def _said(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise HistoryError(storage_problem(self.path, error)) from error
+
+
+def storage_problem(path: Path, error: sqlite3.Error) -> str:
+    """What a SQLite error means for the run whose history is ``path``."""
+    text = str(error)
+    if "malformed" in text or "not a database" in text:
+        return (
+            f"the history {path} is damaged ({text}): it was truncated or overwritten, and "
+            "cannot be read. Restore it from a copy, or start the run again in a new folder"
+        )
+    if "disk is full" in text or "disk I/O error" in text:
+        return (
+            f"cannot write the history {path}: {text}. The trials stored before are "
+            f"intact: free some space and resume the run (automl resume {path.parent})"
+        )
+    if "readonly" in text or "unable to open" in text:
+        return f"cannot open the history {path} for writing ({text}): is its folder writable?"
+    return f"the history {path}: {text}"
+
+
 class RunHistory:
     """Read and write access to ``history.sqlite`` of a run folder."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self._db = _Database(self.path)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)

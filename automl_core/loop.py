@@ -17,30 +17,46 @@ from typing import Any
 from automl_core.compose import Setup
 from automl_core.contracts import SearchStrategy
 from automl_core.errors import AutoMLError
-from automl_core.history import RunHistory
+from automl_core.history import RunHistory, StoredTrial, rank_key
 from automl_core.observers import Observers
 from automl_core.run_folder import ELAPSED, RunInfo
 from automl_core.trial import Result, Status, Trial
 
 
 class Budget:
-    """Counts trials and seconds; says when the search must stop asking."""
+    """Counts trials and seconds; says when the search must stop asking.
 
-    def __init__(self, trials: int | None, seconds: float | None, spent: float = 0.0) -> None:
+    ``seconds`` is the whole run's wall time, counted from ``started`` (a
+    ``time.monotonic()`` value: when the run began, so its set-up counts), plus ``spent``
+    seconds of an interrupted run. The search stops ``reserve`` seconds before its end,
+    the time the run needs after the search (:meth:`~automl_core.tasks.Task.time_to_finish`).
+    """
+
+    def __init__(
+        self,
+        trials: int | None,
+        seconds: float | None,
+        spent: float = 0.0,
+        started: float | None = None,
+    ) -> None:
         self.trials = trials
         self.seconds = seconds
-        self.started = time.monotonic() - spent  # a resumed run counts the time already spent
+        self.started = (time.monotonic() if started is None else started) - spent
+        self.reserve = 0.0
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
     def remaining_seconds(self) -> float | None:
-        return None if self.seconds is None else max(0.0, self.seconds - self.elapsed())
+        """Seconds the search may still use (None: no wall time)."""
+        if self.seconds is None:
+            return None
+        return max(0.0, self.seconds - self.reserve - self.elapsed())
 
     def exhausted(self, asked: int) -> str | None:
         if self.trials is not None and asked >= self.trials:
             return "trial budget reached"
-        if self.seconds is not None and self.elapsed() >= self.seconds:
+        if self.remaining_seconds() == 0.0:
             return "wall-time budget reached"
         return None
 
@@ -51,17 +67,22 @@ def search(
     observers: Observers,
     info: RunInfo,
     requeued: list[Trial] | None = None,
+    started: float | None = None,
 ) -> str:
     """Ask, execute, store and tell until a budget ends or an observer asks to stop; returns
     why it stopped.
 
     ``requeued`` are trials of an interrupted run that never finished: they run first, under
     their own ids, before the strategy is asked for new ones. A stop asked by an observer is
-    graceful: nothing new is asked, the trials running finish and are stored.
+    graceful: nothing new is asked, the trials running finish and are stored. ``started``
+    (a ``time.monotonic()`` value) is when the run began: its wall time counts from there.
     """
+    recipe = setup.recipe
     budget = Budget(
-        setup.recipe.budget.trials, setup.recipe.budget.wall_time, history.get_meta(ELAPSED, 0.0)
+        recipe.budget.trials, recipe.budget.wall_time, history.get_meta(ELAPSED, 0.0), started
     )
+    best = next(iter(history.best(1)), None)
+    budget.reserve = setup.task.time_to_finish(best, recipe)
     evaluator = setup.task.evaluator
     in_flight: dict[Future[Result], Trial] = {}
     waiting = list(requeued or [])
@@ -100,6 +121,10 @@ def search(
             result = _result_of(future)
             history.finish(trial, result)
             history.set_meta(ELAPSED, budget.elapsed())
+            finished = StoredTrial.of(trial, result)
+            if finished.ranks and (best is None or rank_key(finished) < rank_key(best)):
+                best = finished
+                budget.reserve = setup.task.time_to_finish(best, recipe)
             tell = setup.strategy.tell
             call_plugin("search strategy", "tell", tell, trial, result.without_predictions())
             stopped = stopped or observers.trial_end(info, trial, result) or ""

@@ -15,6 +15,7 @@ import importlib
 import inspect
 import os
 import traceback
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -257,10 +258,12 @@ def _load_entry_points(
 ) -> None:
     allowed = _allowed_names()
     seen: set[str] = set()
+    named: set[str] = set()  # every plugin and distribution name installed
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = entry_point.dist
         dist_name = dist.metadata["Name"] if dist is not None else "<unknown>"
         version = dist.version if dist is not None else "0"
+        named |= {entry_point.name, dist_name}
         if allowed is not None and not {entry_point.name, dist_name} & allowed:
             continue
         if entry_point.name in seen or manager.get_plugin(entry_point.name) is not None:
@@ -277,6 +280,12 @@ def _load_entry_points(
             broken.append(BrokenPlugin(entry_point.name, dist_name, _describe(error)))
             continue
         origins[entry_point.name] = Origin(entry_point.name, dist_name, version)
+    if allowed and allowed - named:
+        warnings.warn(
+            f"{LOAD_PLUGINS_ENV} names {sorted(allowed - named)}: no installed plugin or "
+            f"distribution has that name (installed: {', '.join(sorted(named)) or 'none'})",
+            stacklevel=3,
+        )
 
 
 def api_mismatch(plugin: object, name: str, distribution: str) -> str | None:

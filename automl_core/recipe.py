@@ -144,8 +144,14 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
 
 
 def _expand_shorthand(path: list[str], value: str) -> dict[str, Any]:
-    """``space: x`` -> ``{name: x}``, so ``--set space.params.y=1`` works on a shorthand."""
-    key = {"warmstart": "starter", "metafeatures": "provider", "ensemble": "ensembler"}
+    """``space: x`` -> ``{name: x}`` (``search: x`` -> ``{strategy: x}``...), so ``--set
+    space.params.y=1`` works on a recipe written with the shorthand."""
+    key = {
+        "search": "strategy",
+        "warmstart": "starter",
+        "metafeatures": "provider",
+        "ensemble": "ensembler",
+    }
     return {key.get(path[-1], "name"): value}
 
 
@@ -163,7 +169,7 @@ def read_recipe(reference: str | Path, plugins: Plugins | None = None) -> dict[s
     A file wins over a name, so a recipe file is never shadowed by a plugin. When neither
     exists the error says both were looked for and lists the registered names."""
     path = Path(reference)
-    if path.is_file() or plugins is None:
+    if path.is_file() or path.is_dir() or plugins is None:
         return read_recipe_file(path)
     name = str(reference)
     if name in plugins.registry.names("recipe"):
@@ -243,7 +249,7 @@ def _number(
     kind = "an integer" if integer else "a number"
     ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok_type or not math.isfinite(value):
-        raise RecipeError(path, value, kind)
+        raise RecipeError(path, value, kind, number_text_hint(value, integer))
     too_low = value <= low if low_open else value < low
     if too_low or value > high:
         bounds = f"{'>' if low_open else '>='} {low}" + (
@@ -251,6 +257,21 @@ def _number(
         )
         raise RecipeError(path, value, f"{kind} {bounds}")
     return value
+
+
+def number_text_hint(value: Any, integer: bool = False) -> str:
+    """What to write instead, when ``value`` is a number YAML read as text: YAML 1.1 takes
+    ``1e3`` (no dot, no exponent sign) for a string."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        number = float(value)
+    except ValueError:
+        return ""
+    if not math.isfinite(number):
+        return ""
+    written = str(int(number)) if integer and number.is_integer() else f"{number:.1e}"
+    return f"YAML reads {value!r} as text; write {written}"
 
 
 def _string(path: str, value: Any) -> str:
@@ -284,19 +305,31 @@ def parse_recipe(data: Mapping[str, Any]) -> Recipe:
     search = _search(data.get("search", "random"))
     if task.benchmark is None:
         _check_data_fidelity(search.fidelity)
+    budget = _budget(data["budget"])
     return Recipe(
         name=_string("name", data.get("name", "run")),
         task=task,
         space=space,
         search=search,
-        budget=_budget(data["budget"]),
-        executor=_component("executor", data.get("executor", "sequential")),
+        budget=budget,
+        executor=_component("executor", data.get("executor", default_executor(task, budget))),
         metafeatures=_optional(data, "metafeatures", "provider"),
         warmstart=_warmstart(data.get("warmstart")),
         ensemble=_optional(data, "ensemble", "ensembler"),
         seed=int(_number("seed", data.get("seed", 0), low=0, high=2**31 - 1, integer=True)),
         raw=copy.deepcopy(dict(data)),
     )
+
+
+def default_executor(task: TaskSpec, budget: BudgetSpec) -> Any:
+    """The executor of a recipe that names none: ``sequential`` (no start-up cost, plain
+    tracebacks), unless trials on data must be stoppable: a trial can be stopped at the
+    run's wall time, or at its own time or memory limit, only in a process of its own, so
+    a data task with any of those limits gets ``processes`` with one worker."""
+    limited = (budget.wall_time, budget.trial_time, budget.trial_memory_mb) != (None,) * 3
+    if task.benchmark is None and limited:
+        return {"name": "processes", "params": {"workers": 1}}
+    return "sequential"
 
 
 def _optional(data: Mapping[str, Any], key: str, name_key: str) -> ComponentRef | None:

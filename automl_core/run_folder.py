@@ -7,6 +7,9 @@ writes these, so they live apart from all of them.
 from __future__ import annotations
 
 import json
+import types
+import warnings
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,14 +19,17 @@ import joblib
 from automl_core.contracts import Policy
 from automl_core.errors import AutoMLError
 from automl_core.final_model import FinalChoice
-from automl_core.history import RunHistory
+from automl_core.history import RunHistory, StoredTrial
 from automl_core.model import TrainedModel
 
 if TYPE_CHECKING:
+    from automl_core.plugins import Plugins
     from automl_core.recipe import Recipe
 
 HISTORY_FILE = "history.sqlite"
-MODEL_FILE = "model.joblib"
+MODEL_FILE = "model.skops"
+#: A model skops could not write, pickled: loaded only when trusted.
+PICKLED_MODEL_FILE = "model.joblib"
 RECIPE_FILE = "recipe.yaml"
 SUMMARY_FILE = "summary.json"
 #: History meta key: seconds the run has searched so far (a resumed run starts from there).
@@ -94,6 +100,22 @@ class RunSummary:
         history.set_meta("summary", json.loads(json.dumps(asdict(self), default=str)))
 
 
+def how_trials_ended(trials: list[StoredTrial], stopped_because: str) -> str:
+    """How many trials ended in each way, why the search stopped, and the first error of
+    each kind (the last line of its traceback): what a run with no successful trial
+    tells its user."""
+    counts: dict[str, int] = {}
+    first_error: dict[str, str] = {}
+    for stored in trials:
+        counts[stored.status] = counts.get(stored.status, 0) + 1
+        if stored.error and stored.status not in first_error:
+            first_error[stored.status] = stored.error.strip().splitlines()[-1]
+    ended = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none run"
+    lines = [f"{len(trials)} trials ({ended}; {stopped_because})"]
+    lines += [f"the first {status}: {error}" for status, error in first_error.items()]
+    return "\n".join(lines)
+
+
 def finished_summary(folder: Path) -> RunSummary | None:
     """The summary a finished run left in ``folder``; None when it did not finish."""
     path = folder / SUMMARY_FILE
@@ -105,21 +127,122 @@ def finished_summary(folder: Path) -> RunSummary | None:
         return None
 
 
-def load_saved_model(run_dir: Path) -> dict[str, Any]:
-    """The dict a run saved in ``model.joblib``; the error says why there is none."""
+def save_model(run_dir: Path, payload: dict[str, Any]) -> Path:
+    """Write the final model and what ``automl predict`` checks (``payload``) to
+    :data:`MODEL_FILE`, in skops' format, which loads without running code. A model skops
+    cannot write (a type it does not know how to take apart) is pickled to
+    :data:`PICKLED_MODEL_FILE` instead, with a warning: that file loads only when trusted."""
+    import skops.io
+
+    path = run_dir / MODEL_FILE
+    try:
+        skops.io.dump(payload, path)
+        return path
+    except Exception as error:  # skops refuses what it cannot take apart
+        path.unlink(missing_ok=True)
+        pickled = run_dir / PICKLED_MODEL_FILE
+        joblib.dump(payload, pickled)
+        warnings.warn(
+            f"the model could not be saved in skops' format ({type(error).__name__}: {error}); "
+            f"it was pickled to {pickled}, which loads only with --trust (trust=True)",
+            stacklevel=2,
+        )
+        return pickled
+
+
+def prepare_saving() -> None:
+    """Import skops now. Its import takes seconds (it lists scikit-learn's estimators): a
+    run on data pays it in its set-up rather than after its search, where the time left
+    is planned for the refit."""
+    import skops.io  # noqa: F401
+
+
+def load_saved_model(
+    run_dir: Path, *, trust: bool = False, packages: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """The dict a run saved (see :func:`save_model`); the error says why there is none.
+
+    Only the types of :data:`TRUSTED_PACKAGES`, of ``packages`` (by default the installed
+    plugins' packages: :func:`plugin_packages`) and :data:`TRUSTED_NAMES` are rebuilt; a
+    file that names any other is refused, as is a pickled model unless ``trust`` is set:
+    loading a pickle runs whatever code its author put in it."""
     path = run_dir / MODEL_FILE
     if not path.is_file():
-        if not run_dir.is_dir():
-            why = "no such folder"
-        elif (run_dir / HISTORY_FILE).is_file():
-            why = "the run saved no model: no trial succeeded, or it was a benchmark task"
-        else:
-            why = f"not a run folder (no {HISTORY_FILE} either)"
-        raise AutoMLError(f"{run_dir} holds no model ({MODEL_FILE} is missing): {why}")
-    stored = joblib.load(path)
+        pickled = run_dir / PICKLED_MODEL_FILE
+        if pickled.is_file():
+            return _load_pickled(pickled, trust)
+        raise AutoMLError(
+            f"{run_dir} holds no model ({MODEL_FILE} is missing): {_why_none(run_dir)}"
+        )
+    import skops.io
+
+    try:
+        named = skops.io.get_untrusted_types(file=path)
+    except Exception as error:
+        raise AutoMLError(f"{path} is not a model saved by a run: {error}") from None
+    if packages is None:
+        from automl_core.plugins import load_plugins
+
+        packages = plugin_packages(load_plugins())
+    refused = untrusted(named, packages)
+    if refused:
+        raise AutoMLError(
+            f"{path} names types outside the trusted packages ({', '.join(refused[:5])}): "
+            "it was not written by a run of the installed automl-core and plugins, or it was "
+            "altered. Loading it would rebuild those types; it is refused"
+        )
+    stored = skops.io.load(path, trusted=named)
+    return _checked(stored, path)
+
+
+#: Packages whose types a saved model may be rebuilt from: those the core's pipelines are
+#: made of. Plugins add their own (:func:`plugin_packages`).
+TRUSTED_PACKAGES = ("automl_core", "sklearn", "numpy", "scipy", "lightgbm", "xgboost")
+#: Standard-library types that fitted models hold.
+TRUSTED_NAMES = ("collections.OrderedDict", "functools.partial")
+
+
+def untrusted(names: Iterable[str], packages: Iterable[str] = ()) -> list[str]:
+    """The type names (``module.Name``) that are neither in :data:`TRUSTED_NAMES` nor in a
+    trusted package."""
+    allowed = set(TRUSTED_PACKAGES) | set(packages)
+    return [n for n in names if n not in TRUSTED_NAMES and n.split(".")[0] not in allowed]
+
+
+def plugin_packages(plugins: Plugins) -> set[str]:
+    """The top-level packages of the loaded plugins: their components' types are trusted
+    in a saved model, as the code that made them is installed and was loaded anyway."""
+    packages = set()
+    for plugin in plugins.manager.get_plugins():
+        module = (
+            plugin.__name__ if isinstance(plugin, types.ModuleType) else type(plugin).__module__
+        )
+        packages.add(module.split(".")[0])
+    return packages - {"builtins", "__main__"}
+
+
+def _load_pickled(path: Path, trust: bool) -> dict[str, Any]:
+    if not trust:
+        raise AutoMLError(
+            f"{path} is a pickle: loading it runs whatever code its author put in it. Load it "
+            "only if you made it yourself: automl predict --trust (load_saved_model(..., "
+            "trust=True))"
+        )
+    return _checked(joblib.load(path), path)
+
+
+def _checked(stored: Any, path: Path) -> dict[str, Any]:
     if not isinstance(stored, dict) or not isinstance(stored.get("model"), TrainedModel):
         raise AutoMLError(f"{path} was not written by an automl run (no TrainedModel in it)")
     return stored
+
+
+def _why_none(run_dir: Path) -> str:
+    if not run_dir.is_dir():
+        return "no such folder"
+    if (run_dir / HISTORY_FILE).is_file():
+        return "the run saved no model: no trial succeeded, or it was a benchmark task"
+    return f"not a run folder (no {HISTORY_FILE} either)"
 
 
 def stored_policy(run_dir: Path) -> Policy | None:

@@ -13,6 +13,7 @@ and the model of the best trial so far is still saved before the error is raised
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 
 import yaml
@@ -37,6 +38,7 @@ from automl_core.run_folder import (
     stored_policy,
 )
 from automl_core.tasks import cannot_resume_on
+from automl_core.validation import check_recipe
 
 #: Recipe sections that must not change when a run is resumed: they define what the trials
 #: already in the history mean.
@@ -56,6 +58,7 @@ def run(
     resume: bool = False,
     dataset: Dataset | None = None,
     deadline: float | None = None,
+    started: float | None = None,
 ) -> RunSummary:
     """Run ``recipe`` into ``run_dir`` (created; must not hold an earlier run's history).
 
@@ -66,20 +69,34 @@ def run(
 
     ``dataset`` is data held in memory, searched instead of loading ``task.dataset`` (which
     must then be ``memory:<name>``); its fingerprint is stored, and resuming needs the same
-    data again. ``deadline`` (a ``time.monotonic()`` value) bounds the final refit: ensemble
-    members are refitted in decreasing weight, and an ensemble whose members could not all be
-    refitted by then is chosen again among those that can; the search itself is bounded by
-    the recipe's ``budget.wall_time``, as always.
+    data again.
+
+    The recipe's ``budget.wall_time`` is the whole run's, from this call to the saved model:
+    the set-up (data, meta-features, warm start, policy), the search, the ensemble and the
+    refit. The search stops early enough for what follows it
+    (:meth:`~automl_core.tasks.Task.time_to_finish`); ensemble members are refitted in
+    decreasing weight, and an ensemble whose members could not all be refitted in time is
+    chosen again among those that were. ``deadline`` (a ``time.monotonic()`` value) may end
+    the refit sooner. ``started`` (a ``time.monotonic()`` value, default now) is when the
+    wall time starts: a caller that did work of its own first (the command line, ``fit``)
+    counts it in.
     """
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     plugins = plugins or load_plugins()
+    for warning in check_recipe(recipe, plugins):
+        warnings.warn(warning, stacklevel=2)
     run_dir = Path(run_dir)
     _check_run_folder(run_dir, recipe, resume)
     policy = stored_policy(run_dir) if resume else None
     spent = stored_elapsed(run_dir) if resume else 0.0
     if resume:
         _check_same_data(run_dir, dataset)
-    setup = prepare(recipe, plugins, benchmark, dataset, policy, spent)
+    wall_time = recipe.budget.wall_time
+    run_deadline = None if wall_time is None else started + wall_time - spent
+    deadline = min((d for d in (deadline, run_deadline) if d is not None), default=None)
+    # a resumed run whose time was already spent only finishes: its set-up is not timed
+    timed = run_deadline if wall_time is None or spent < wall_time else None
+    setup = prepare(recipe, plugins, benchmark, dataset, policy, spent, timed)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resume:
         (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
@@ -103,7 +120,7 @@ def run(
         lifecycle.run_start(info)
         failure: StrategyError | None = None
         try:
-            stopped = search(setup, history, lifecycle, info, requeued)
+            stopped = search(setup, history, lifecycle, info, requeued, started)
         except StrategyError as error:
             failure, stopped = error, f"error: {str(error).splitlines()[0]}"
         finally:
@@ -166,7 +183,12 @@ def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:
     if not path.exists():
         raise AutoMLError(f"cannot resume: {run_dir} holds no run ({HISTORY_FILE} is missing)")
     with RunHistory(path) as history:
-        stored = history.get_meta("recipe", {})
+        stored = history.get_meta("recipe")
+    if stored is None:
+        raise AutoMLError(
+            f"cannot resume: the history {path} records no run (an empty or truncated file, "
+            "or a run killed before it started); start the run again in a new folder"
+        )
     changed = [key for key in RESUME_FIXED if stored.get(key) != recipe.raw.get(key)]
     if changed:
         raise AutoMLError(

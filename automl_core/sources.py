@@ -10,6 +10,8 @@ shorthand for ``csv:<path>``, because that is what people type first.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import DatasetError, PluginError
@@ -44,6 +46,31 @@ def parse_reference(value: str) -> tuple[str, str]:
     if text.lower().endswith(".csv"):
         return "csv", text
     raise DatasetError(f"dataset {value!r} does not say which source it comes from. {_FORM}")
+
+
+@dataclass(frozen=True)
+class CheckedSource:
+    """A dataset source that can also say, without loading anything large, why a reference
+    cannot be loaded: ``check(reference)`` returns the reason, or None when it finds none.
+    ``automl validate`` asks it, so a missing file or a mistyped name is found before a run.
+    Register it like the plain loader: ``register("csv", CheckedSource(load_csv,
+    csv_problem), "...")``."""
+
+    load: Callable[..., Dataset]
+    check: Callable[[str], str | None]
+
+    def __call__(
+        self, reference: str, *, target: str | None = None, task: str | None = None
+    ) -> Dataset:
+        return self.load(reference, target=target, task=task)
+
+
+def check_reference(plugins: Plugins, value: str) -> str | None:
+    """Why the dataset ``value`` cannot be loaded, as far as its source can tell without
+    loading it (None: nothing found wrong, or a source without a check)."""
+    source, reference = parse_reference(value)
+    check = getattr(plugins.get("dataset_source", source).obj, "check", None)
+    return check(reference) if callable(check) else None
 
 
 def load_dataset(

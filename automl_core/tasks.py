@@ -31,14 +31,21 @@ from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError, PluginError, RecipeError
 from automl_core.evaluator import PipelineEvaluator, Resampling
 from automl_core.final_model import FinalChoice
-from automl_core.finishing import Finishing, final_model_chooser, save_final_model
-from automl_core.history import RunHistory
+from automl_core.finishing import (
+    ENSEMBLE_SHARE,
+    FINISH_OVERHEAD_S,
+    Finishing,
+    final_model_chooser,
+    refit_estimate,
+    save_final_model,
+)
+from automl_core.history import RunHistory, StoredTrial
 from automl_core.metastore import metadata_resolver
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
 from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins
 from automl_core.recipe import MEMORY_SOURCE, FidelitySpec, Recipe, data_fidelity, parse_resampling
-from automl_core.run_folder import RunSummary
+from automl_core.run_folder import RunSummary, prepare_saving
 from automl_core.sources import load_dataset, parse_reference
 from automl_core.space import SearchSpace, pipeline_space
 
@@ -69,6 +76,10 @@ class Task(Protocol):
 
     def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
         """Complete ``summary`` after the search (the best trial is already in it)."""
+
+    def time_to_finish(self, best: StoredTrial | None, recipe: Recipe) -> float:
+        """Seconds :meth:`finish` is expected to take if the search ended with ``best``
+        as its best trial: the search stops that long before the run's wall time."""
 
 
 def build_task(
@@ -154,6 +165,7 @@ class DataTask:
         aliases: tuple[str, ...] | None = None,
     ) -> DataTask:
         """The pipeline space, the description and the evaluator on the training rows."""
+        prepare_saving()
         space = _pipeline_space(recipe, plugins, metric, dataset)
         description = TaskDescription(
             dataset=dataset.name,
@@ -203,6 +215,17 @@ class DataTask:
             "target": finishing.recipe.task.target or self.dataset.info.get("target"),
         }
         save_final_model(summary, chooser, choice, self.test, saved, finishing)
+
+    def time_to_finish(self, best: StoredTrial | None, recipe: Recipe) -> float:
+        """Refitting ``best`` (:func:`~automl_core.finishing.refit_estimate`), choosing and
+        saving the model, and with an ensemble a share of the wall time for its other
+        members (those that do not fit in it are left out, see :func:`save_final_model`)."""
+        seconds = FINISH_OVERHEAD_S
+        if best is not None:
+            seconds += refit_estimate(best, self.evaluator)
+        if recipe.ensemble is not None and recipe.budget.wall_time is not None:
+            seconds += ENSEMBLE_SHARE * recipe.budget.wall_time
+        return seconds
 
 
 def cannot_resume_on(history: RunHistory, given: Dataset | None) -> str | None:
@@ -483,6 +506,10 @@ class LookupTask:
                 regret = normalised_regret(summary.best_loss, *loss_range)
                 found["normalised_regret"] = float(regret)
         summary.benchmark = found
+
+    def time_to_finish(self, best: StoredTrial | None, recipe: Recipe) -> float:
+        """Nothing to refit: the regret is read from the table."""
+        return 0.0
 
 
 def _refuse_what_needs_data(recipe: Recipe) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 
-import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +14,7 @@ from toy_plugin import toy_recipe
 
 from automl_core import hookimpl
 from automl_core.cli import main
+from automl_core.run_folder import load_saved_model
 
 QUICK = {
     "name": "cli",
@@ -195,7 +195,7 @@ def test_predict_writes_labels_and_probabilities(iris_run, capsys, tmp_path):
     proba = pd.read_csv(tmp_path / "p.csv")
     assert list(proba.columns) == ["setosa", "versicolor", "virginica"]
     assert np.allclose(proba.sum(axis=1), 1)
-    model = joblib.load(run_dir / "model.joblib")["model"]
+    model = load_saved_model(run_dir)["model"]
     assert np.allclose(proba.to_numpy(), model.predict_proba(frame.drop(columns="species")))
 
 
@@ -225,7 +225,7 @@ def test_predict_names_missing_and_extra_columns(iris_run, capsys, tmp_path):
 def test_predict_errors_for_folders_files_and_tasks(iris_run, capsys, tmp_path):
     run_dir, data, _ = iris_run
     assert main(["predict", str(tmp_path / "nothing"), str(data)]) == 2
-    assert "holds no model (model.joblib is missing): no such folder" in capsys.readouterr().err
+    assert "holds no model (model.skops is missing): no such folder" in capsys.readouterr().err
     assert main(["predict", str(tmp_path), str(data)]) == 2
     assert "not a run folder" in capsys.readouterr().err
     assert main(["predict", str(run_dir), str(tmp_path / "none.csv")]) == 2

@@ -215,4 +215,4 @@ def test_a_failing_ensembler_leaves_the_best_trial_as_the_model(tmp_path, name, 
         summary = run(recipe, tmp_path / "run", plugins=plugins)
     assert summary.ensemble == {summary.best_trial: 1.0}
     assert f"ensembler '{name}' failed: {said}" in summary.final_model["reason"]
-    assert (tmp_path / "run" / "model.joblib").is_file()
+    assert (tmp_path / "run" / "model.skops").is_file()

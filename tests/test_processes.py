@@ -13,7 +13,8 @@ from toy_plugin import toy_recipe
 
 from automl_core.builtins.processes import ProcessExecutor
 from automl_core.history import RunHistory
-from automl_core.recipe import parse_recipe
+from automl_core.errors import RecipeError
+from automl_core.recipe import ComponentRef, parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run
 from automl_core.testing.executor_checks import process_alive
@@ -167,10 +168,17 @@ def test_the_recipes_limits_reach_the_executor(plugins, tmp_path):
     assert "time limit of 0.001s" in trials[0].error
 
 
-def test_limits_without_an_isolating_executor_warn(plugins, tmp_path):
-    recipe = parse_recipe(toy_recipe(budget={"trials": 2, "trial_time": 5}))
-    with pytest.warns(UserWarning, match="not enforced by the executor 'sequential'"):
-        run(recipe, tmp_path / "run", plugins=plugins)
+def test_limits_need_an_executor_that_enforces_them(plugins, tmp_path):
+    """A recipe with a per-trial limit never runs trials where it cannot be enforced: named
+    ``sequential`` it is refused before the run; naming no executor, it gets ``processes``."""
+    budget = {"trials": 2, "trial_time": 5}
+    refused = parse_recipe(toy_recipe(budget=budget, executor="sequential"))
+    with pytest.raises(RecipeError, match=r"executor: got 'sequential', expected an executor "):
+        run(refused, tmp_path / "refused", plugins=plugins)
+    assert not (tmp_path / "refused").exists()
+    defaulted = parse_recipe(toy_recipe(budget=budget))
+    assert defaulted.executor == ComponentRef("processes", {"workers": 1})
+    assert run(defaulted, tmp_path / "run", plugins=plugins).n_trials == 2
 
 
 def test_workers_cap_the_threads_of_numerical_libraries():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 
-import joblib
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
@@ -15,7 +14,7 @@ from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError
 from automl_core.history import RunHistory
 from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE, RunError
+from automl_core.run_folder import HISTORY_FILE, RunError, load_saved_model
 from automl_core.runner import run
 from automl_core.tasks import split_test
 
@@ -49,7 +48,7 @@ def test_end_to_end_run_stores_trials_refits_and_saves(plugins, tmp_path):
         "version": "0.1.0",
     }
     assert meta["recipe"]["name"] == "toy" and "python" in meta["versions"]
-    saved = joblib.load(tmp_path / "run" / "model.joblib")
+    saved = load_saved_model(tmp_path / "run")
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     predictions = saved["model"].predict(X)
     assert set(np.unique(predictions)) <= set(np.unique(y))
@@ -117,7 +116,7 @@ def test_the_ensembler_weights_become_the_final_model(plugins, tmp_path):
     )
     summary = run(recipe, tmp_path / "run", plugins=plugins)
     assert list(summary.ensemble.values()) == [0.5, 0.5]
-    model = joblib.load(tmp_path / "run" / "model.joblib")["model"]
+    model = load_saved_model(tmp_path / "run")["model"]
     assert len(model.estimators) == 2
     assert set(summary.ensemble) == {
         t.trial.id for t in RunHistory(tmp_path / "run" / HISTORY_FILE).best(2)

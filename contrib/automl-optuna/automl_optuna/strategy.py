@@ -59,6 +59,8 @@ class OptunaTPE(SearchStrategy):
     measured.
     """
 
+    surrogate_use = "unused"
+
     def __init__(
         self,
         n_startup_trials: int = 10,

@@ -79,6 +79,8 @@ class SMAC3(SearchStrategy):
     Failures that arrive before any finite loss are held back and told once one is known.
     """
 
+    surrogate_use = "unused"
+
     def __init__(
         self,
         expected_trials: int | None = None,

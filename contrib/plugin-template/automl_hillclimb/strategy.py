@@ -21,6 +21,8 @@ class HillClimbing(SearchStrategy):
     code per kind of space.
     """
 
+    surrogate_use = "unused"
+
     def __init__(self, restart_probability: float = 0.2) -> None:
         if not 0.0 <= restart_probability <= 1.0:
             raise ValueError(f"restart_probability must be in [0, 1], got {restart_probability}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import warnings
 
-import joblib
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
@@ -14,7 +13,7 @@ from sklearn.datasets import load_breast_cancer
 from automl_core.metrics import get_metric
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
-from automl_core.run_folder import MODEL_FILE
+from automl_core.run_folder import load_saved_model
 from automl_core.runner import run
 from automl_ensemble import CaruanaEnsemble
 from automl_ensemble import plugin as ensemble_plugin
@@ -301,7 +300,7 @@ def test_a_run_with_the_caruana_ensemble(tmp_path, caruana_recipe):
     assert weights.sum() == pytest.approx(1.0) and np.all(weights > 0)
     # the zero weights are dropped and the rest renormalised: still counts out of 20 rounds
     assert np.allclose(weights * 20, np.round(weights * 20))
-    saved = joblib.load(tmp_path / "run" / MODEL_FILE)["model"]
+    saved = load_saved_model(tmp_path / "run")["model"]
     assert len(saved.estimators) == len(summary.ensemble)
     assert saved.weights == pytest.approx(weights)
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)

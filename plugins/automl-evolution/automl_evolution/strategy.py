@@ -84,6 +84,8 @@ class Evolution(SearchStrategy):
     random samples (origin ``random``).
     """
 
+    surrogate_use = "unused"
+
     def __init__(
         self,
         population: int = 20,

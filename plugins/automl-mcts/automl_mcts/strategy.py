@@ -85,6 +85,8 @@ class MCTS(SearchStrategy):
     the time-budget rule measures seconds with; tests replace it to simulate trial times.
     """
 
+    surrogate_use = "required"
+
     def __init__(
         self,
         c_ucb: float = 1.3,

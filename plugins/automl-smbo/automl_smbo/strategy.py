@@ -46,6 +46,8 @@ class SMBO(SearchStrategy):
             scored whole.
     """
 
+    surrogate_use = "required"
+
     def __init__(
         self,
         acquisition: str = "ei",
