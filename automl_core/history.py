@@ -29,8 +29,11 @@ RUNNING = "running"
 #: The columns StoredTrial is read from, in the order of ``RunHistory._row``.
 SELECT_TRIALS = (
     "SELECT id, config, budget, origin, status, loss, metrics, fit_time, predict_time, "
-    "duration, error, started_at, finished_at FROM trials"
+    "duration, error, started_at, finished_at, tell_order, asked_at_tell FROM trials"
 )
+#: Columns added after the first release, with their types: a history written before
+#: them gains them (empty) when opened.
+ADDED_COLUMNS = {"tell_order": "INTEGER", "asked_at_tell": "INTEGER"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,7 +50,9 @@ CREATE TABLE IF NOT EXISTS trials (
     duration REAL,
     error TEXT,
     started_at REAL NOT NULL,
-    finished_at REAL
+    finished_at REAL,
+    tell_order INTEGER,
+    asked_at_tell INTEGER
 );
 CREATE TABLE IF NOT EXISTS predictions (
     trial_id INTEGER PRIMARY KEY REFERENCES trials(id),
@@ -70,6 +75,12 @@ class StoredTrial:
     error: str | None = None
     started_at: float = 0.0
     finished_at: float | None = None
+    #: The position of this trial's result among those told to the strategy (1 for the
+    #: first), and how many trials had been asked for by then: what a resumed run replays
+    #: (:func:`automl_core.loop.replay_calls`). None when it was not told (cut at the wall
+    #: time) or in a history written before they were kept.
+    tell_order: int | None = None
+    asked_at_tell: int | None = None
 
     @property
     def finished(self) -> bool:
@@ -187,6 +198,10 @@ class RunHistory:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(trials)")}
+        for column, kind in ADDED_COLUMNS.items():
+            if column not in columns:
+                self._db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
 
     def close(self) -> None:
         self._db.close()
@@ -224,12 +239,18 @@ class RunHistory:
             ),
         )
 
-    def finish(self, trial: Trial, result: Result) -> None:
-        """Record the result of ``trial`` (and its predictions) in one transaction."""
+    def finish(self, trial: Trial, result: Result, asked: int | None = None) -> None:
+        """Record the result of ``trial`` (and its predictions) in one transaction.
+        ``asked`` is how many trials had been asked for when the result is told to the
+        strategy (None: it is not told); the result's place among those told is kept too."""
         with self._transaction():
+            order = None
+            if asked is not None:
+                last = self._db.execute("SELECT MAX(tell_order) FROM trials").fetchone()[0]
+                order = (last or 0) + 1
             self._db.execute(
                 "UPDATE trials SET status=?, loss=?, metrics=?, fit_time=?, predict_time=?, "
-                "duration=?, error=?, finished_at=? WHERE id=?",
+                "duration=?, error=?, finished_at=?, tell_order=?, asked_at_tell=? WHERE id=?",
                 (
                     result.status.value,
                     _finite_or_none(result.loss),
@@ -239,6 +260,8 @@ class RunHistory:
                     result.duration,
                     result.error,
                     time.time(),
+                    order,
+                    asked,
                     trial.id,
                 ),
             )
@@ -302,6 +325,8 @@ class RunHistory:
             error,
             started_at,
             finished_at,
+            tell_order,
+            asked_at_tell,
         ) = row
         return StoredTrial(
             trial=Trial(id_, json.loads(config), budget, origin),
@@ -314,6 +339,8 @@ class RunHistory:
             error=error,
             started_at=started_at,
             finished_at=finished_at,
+            tell_order=tell_order,
+            asked_at_tell=asked_at_tell,
         )
 
     @contextmanager
@@ -322,6 +349,7 @@ class RunHistory:
         try:
             yield
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.connection.in_transaction:  # SQLite may have rolled back itself
+                self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")

@@ -20,7 +20,8 @@ from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, StoredTrial, rank_key
 from automl_core.observers import Observers
 from automl_core.run_folder import ELAPSED, RunInfo
-from automl_core.trial import Result, Status, Trial
+from automl_core.space import SearchSpace
+from automl_core.trial import Candidate, Result, Status, Trial
 
 
 class Budget:
@@ -119,7 +120,7 @@ def search(
         for future in done:
             trial = in_flight.pop(future)
             result = _result_of(future)
-            history.finish(trial, result)
+            history.finish(trial, result, asked)
             history.set_meta(ELAPSED, budget.elapsed())
             finished = StoredTrial.of(trial, result)
             if finished.ranks and (best is None or rank_key(finished) < rank_key(best)):
@@ -131,12 +132,76 @@ def search(
 
 
 def replay(setup: Setup, history: RunHistory) -> list[Trial]:
-    """Tell the strategy every finished trial of an interrupted run, in order; return the
-    trials that were running when it stopped, to be run again."""
-    for stored in history.trials(finished_only=True):
-        call_plugin("search strategy", "tell", setup.strategy.tell, stored.trial, stored.result())
+    """Bring a fresh strategy to where the interrupted run's was, and return the trials that
+    were running when it stopped, to be run again.
+
+    The strategy is called as the interrupted one was (:func:`replay_calls`): a strategy
+    that is deterministic given its seed then proposes after the resume exactly what it
+    would have proposed uninterrupted. A history written before the calls' order was kept
+    is replayed by its results only, in trial order."""
+    stored = history.trials()
+    told = sorted((t for t in stored if t.tell_order is not None), key=lambda t: t.tell_order or 0)
+    if told:
+        differed = replay_calls(
+            setup.strategy,
+            setup.space,
+            [t.trial for t in stored],
+            [(t.trial, t.result(), t.asked_at_tell or 0) for t in told],
+        )
+        if differed:
+            warnings.warn(
+                f"on replay, the search strategy proposed other trials than the interrupted "
+                f"run's ({len(differed)}, the first trial {differed[0]}): it is not "
+                "deterministic given its seed, or changed since; it goes on from the results",
+                stacklevel=3,
+            )
+    untold = [t for t in stored if t.finished and t.tell_order is None]
+    for trial in untold:  # cut at the wall time, or from an older history: results only
+        call_plugin("search strategy", "tell", setup.strategy.tell, trial.trial, trial.result())
     history.set_meta("resumed_at", [*history.get_meta("resumed_at", []), time.time()])
-    return [stored.trial for stored in history.running()]
+    return [t.trial for t in history.running()]
+
+
+def replay_calls(
+    strategy: SearchStrategy,
+    space: SearchSpace,
+    asked: list[Trial],
+    told: list[tuple[Trial, Result, int]],
+) -> list[int]:
+    """Call ``strategy`` as an interrupted run did: ``asked`` are its trials in the order
+    they were asked for, ``told`` the results in the order they were told, each with how
+    many trials had been asked by then. The strategy's asks are made again (and compared
+    with the trials asked) and each result told after the same asks as before; then the
+    asks of the trials still running. Returns the ids of the trials whose ask proposed
+    something else this time."""
+    differed: list[int] = []
+    position = 0
+    exhausted = False
+
+    def ask_until(count: int) -> None:
+        nonlocal position, exhausted
+        while position < min(count, len(asked)):
+            original = asked[position]
+            position += 1
+            if exhausted:
+                differed.append(original.id)
+                continue
+            candidate = call_plugin("search strategy", "ask", strategy.ask)
+            exhausted = candidate is None
+            if candidate is None or not _same(space, candidate, original):
+                differed.append(original.id)
+
+    for trial, result, asked_before in told:
+        ask_until(asked_before)
+        call_plugin("search strategy", "tell", strategy.tell, trial, result)
+    ask_until(len(asked))
+    return differed
+
+
+def _same(space: SearchSpace, candidate: Candidate, trial: Trial) -> bool:
+    return candidate.budget == trial.budget and space.key(candidate.config) == space.key(
+        trial.config
+    )
 
 
 def close_strategy(strategy: SearchStrategy) -> None:

@@ -6,7 +6,11 @@ writes these, so they live apart from all of them.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
+import sys
+import threading
 import types
 import warnings
 from collections.abc import Iterable
@@ -151,10 +155,22 @@ def save_model(run_dir: Path, payload: dict[str, Any]) -> Path:
 
 
 def prepare_saving() -> None:
-    """Import skops now. Its import takes seconds (it lists scikit-learn's estimators): a
-    run on data pays it in its set-up rather than after its search, where the time left
-    is planned for the refit."""
-    import skops.io  # noqa: F401
+    """Start importing skops in the background. Its import takes seconds (it lists
+    scikit-learn's estimators); a run on data starts it as its search starts, while the
+    driver mostly waits for trials, so that saving the model after the search does not pay
+    for it in the time planned for the refit."""
+    global _IMPORTING
+    if _IMPORTING is None and "skops.io" not in sys.modules:
+        _IMPORTING = threading.Thread(target=_import_skops, name="import-skops", daemon=True)
+        _IMPORTING.start()
+
+
+_IMPORTING: threading.Thread | None = None
+
+
+def _import_skops() -> None:
+    with contextlib.suppress(Exception):  # imported again, with its error, when saving
+        importlib.import_module("skops.io")
 
 
 def load_saved_model(

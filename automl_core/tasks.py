@@ -165,7 +165,6 @@ class DataTask:
         aliases: tuple[str, ...] | None = None,
     ) -> DataTask:
         """The pipeline space, the description and the evaluator on the training rows."""
-        prepare_saving()
         space = _pipeline_space(recipe, plugins, metric, dataset)
         description = TaskDescription(
             dataset=dataset.name,
@@ -187,6 +186,7 @@ class DataTask:
             recipe.seed,
             fidelity=fidelity.kind,
         )
+        prepare_saving()  # the imports of the set-up are done: skops' may run beside the rest
         return cls(description, dataset, train, test, evaluator, fidelity, policy)
 
     def record(self, history: RunHistory) -> None:
@@ -465,7 +465,7 @@ class LookupTask:
         ``benchmark`` is the recipe's, already built."""
         ref = recipe.task.benchmark
         assert ref is not None
-        _refuse_what_needs_data(recipe)
+        refuse_what_needs_data(recipe)
         if benchmark is None:
             benchmark = plugins.create("benchmark", ref.name, ref.params)
         dataset = _benchmark_dataset(recipe, benchmark)
@@ -512,7 +512,7 @@ class LookupTask:
         return 0.0
 
 
-def _refuse_what_needs_data(recipe: Recipe) -> None:
+def refuse_what_needs_data(recipe: Recipe) -> None:
     """A benchmark task is one dataset of stored losses: no suite here, no meta-features,
     no ensemble."""
     if recipe.task.dataset is None:

@@ -41,6 +41,7 @@ from automl_core.recipe import (
 )
 from automl_core.sources import check_reference
 from automl_core.space import pipeline_space
+from automl_core.tasks import LookupTask, refuse_what_needs_data
 
 #: The values of ``SearchStrategy.surrogate_use``.
 SURROGATE_USES = ("required", "optional", "unused")
@@ -50,6 +51,8 @@ def check_recipe(recipe: Recipe, plugins: Plugins) -> list[str]:
     """Raise a :class:`RecipeError` for the first thing in ``recipe`` that would make the run
     fail; return warnings for what would run, but not as the recipe seems to mean."""
     check_names(recipe, plugins)
+    if recipe.task.benchmark is not None and recipe.task.dataset is not None:
+        refuse_what_needs_data(recipe)
     for path, kind, ref in component_refs(recipe):
         check_parameter_types(params_path(path), plugins, kind, ref)
     if recipe.task.benchmark is None and recipe.task.dataset is not None:
@@ -96,8 +99,6 @@ def check_benchmark(recipe: Recipe, plugins: Plugins) -> None:
     """What a benchmark task adds to :func:`check_recipe`, with the benchmark built (its
     meta-data loaded): the dataset is one of its datasets, and a strategy that races
     budgets has a budget range to race on."""
-    from automl_core.tasks import LookupTask
-
     task = LookupTask.build(recipe, plugins)
     check_fidelity(plugins, recipe.search.strategy, task.fidelity)
 

@@ -12,8 +12,8 @@ from fault_evaluators import FaultyEvaluator, HeavyEvaluator
 from toy_plugin import toy_recipe
 
 from automl_core.builtins.processes import ProcessExecutor
-from automl_core.history import RunHistory
 from automl_core.errors import RecipeError
+from automl_core.history import RunHistory
 from automl_core.recipe import ComponentRef, parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run

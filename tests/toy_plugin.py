@@ -3,6 +3,7 @@ tested without the automl-sklearn plugin, plus test doubles of every component k
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,6 +43,33 @@ class CrashingEstimator:
 
     def fit(self, X: Any, y: Any) -> CrashingEstimator:
         raise RuntimeError("this component always fails")
+
+
+class SleepingEstimator(CrashingEstimator):
+    """Sleeps a minute in fit: a trial that hangs."""
+
+    def fit(self, X: Any, y: Any) -> SleepingEstimator:
+        time.sleep(60)
+        return self
+
+
+class HangingPlugin:
+    """A classifier whose fit hangs, added to the toy space only where a test loads it."""
+
+    @hookimpl
+    def register_components(self, register: Any) -> None:
+        register(
+            PipelineComponent(
+                "sleeping",
+                "classifier",
+                lambda p, c: SleepingEstimator(),
+                tasks=frozenset({"classification"}),
+            )
+        )
+
+    @hookimpl
+    def register_warmstarters(self, register: Any) -> None:
+        register("slow", SlowWarmStarter)
 
 
 def _tree_space() -> ConfigurationSpace:
@@ -172,6 +200,17 @@ class FixedWarmStarter(WarmStarter):
             for depth in (2, 4, 6)
         ]
         return WarmStart(configs[:n])
+
+
+class SlowWarmStarter(WarmStarter):
+    """Takes ``seconds`` to suggest nothing: a set-up stage slower than the budget."""
+
+    def __init__(self, seconds: float = 2.0) -> None:
+        self.seconds = seconds
+
+    def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
+        time.sleep(self.seconds)
+        return WarmStart([])
 
 
 class FixedPolicySelector(PolicySelector):

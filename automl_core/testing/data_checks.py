@@ -235,3 +235,19 @@ def check_dataset_source_refuses_an_unknown_reference(component: Component) -> N
             "DatasetError saying which reference is unknown"
         ) from error
     raise AssertionError("loading an unknown reference raised no AutoMLError")
+
+
+@check("dataset_source")
+def check_dataset_source_check_agrees_with_load(component: Component) -> None:
+    """A source that offers ``check(reference)`` (a
+    :class:`~automl_core.sources.CheckedSource`, asked by ``automl validate``) finds nothing
+    wrong with the example it loads, and says why for a reference it cannot load."""
+    check = getattr(component.factory_object(), "check", None)
+    if not callable(check):
+        raise NotApplicable("the source has no check(reference)")
+    found = check(_example(component))
+    assert found is None, f"check() found a problem with the example it loads: {found}"
+    unknown = check("no-such-dataset-of-the-conformance-kit")
+    assert isinstance(unknown, str) and unknown, (
+        f"check() of an unknown reference returned {unknown!r}, expected the reason"
+    )

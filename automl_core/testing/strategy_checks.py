@@ -7,6 +7,7 @@ import numpy as np
 
 from automl_core.contracts import DEFAULT_DATA_FIDELITY, SearchContext, SearchStrategy, WarmStart
 from automl_core.errors import InvalidConfigurationError
+from automl_core.loop import replay_calls
 from automl_core.space import SearchSpace
 from automl_core.testing.components import Component, NotApplicable, check, describe_kind
 from automl_core.testing.spaces import (
@@ -17,6 +18,7 @@ from automl_core.testing.spaces import (
     space_of,
 )
 from automl_core.trial import Candidate, Result, Status, Trial
+from automl_core.validation import SURROGATE_USES
 
 STRATEGY = "search_strategy"
 describe_kind(STRATEGY, "Search strategies")
@@ -96,6 +98,14 @@ def search(strategy: SearchStrategy, space: SearchSpace, trials: int) -> list[Tr
 
 def proposals(trials: list[Trial], space: SearchSpace) -> list[tuple[str, float | None]]:
     return [(space.key(t.config), t.budget) for t in trials]
+
+
+@check(STRATEGY)
+def check_strategy_says_how_it_uses_a_surrogate(component: Component) -> None:
+    """``surrogate_use`` is ``"required"``, ``"optional"`` or ``"unused"``: validation refuses
+    a recipe without a surrogate for a strategy that requires one, before the run."""
+    use = getattr(type(component.build()), "surrogate_use", "optional")
+    assert use in SURROGATE_USES, f"surrogate_use is {use!r}, expected one of {SURROGATE_USES}"
 
 
 @check(STRATEGY)
@@ -189,26 +199,61 @@ def check_strategy_is_deterministic_given_its_seed(component: Component) -> None
         )
 
 
+def search_in_pairs(
+    strategy: SearchStrategy, space: SearchSpace, trials: int, pending: list[Trial] | None = None
+) -> tuple[list[Trial], list[tuple[Trial, Result, int]]]:
+    """Two trials in flight, as with two workers: ask until two are pending, tell the
+    older, ask again... up to ``trials`` asks. ``pending`` are trials asked before (a
+    resumed run's requeued ones). Returns the trials asked, and the results told with how
+    many trials had been asked by then (what the history keeps for a replay)."""
+    asked: list[Trial] = []
+    told: list[tuple[Trial, Result, int]] = []
+    pending = list(pending or [])
+    first = pending[0].id + len(pending) if pending else 0
+    while len(asked) < trials:
+        candidate = ask(strategy, space, first + len(asked))
+        if candidate is None:
+            break
+        trial = Trial.from_candidate(first + len(asked), candidate)
+        asked.append(trial)
+        pending.append(trial)
+        if len(pending) == 2:
+            done = pending.pop(0)
+            result = ok(space, done)
+            strategy.tell(done, result)
+            told.append((done, result, first + len(asked)))
+    return asked, told
+
+
 @check(STRATEGY)
-def check_strategy_resumes_from_replayed_tells(component: Component) -> None:
-    """A resumed run tells a fresh strategy every finished trial, in order, before its
-    first ask: it must take them as its own (no trial proposed again at the same budget)
-    and go on proposing valid trials."""
+def check_strategy_resumes_as_if_never_interrupted(component: Component) -> None:
+    """A run killed and resumed proposes what it would have proposed uninterrupted (``automl
+    resume`` keeps that promise). A resumed run sets up a fresh strategy with the same seed
+    and calls it as the interrupted one was called (:func:`automl_core.loop.replay_calls`:
+    the same asks, the results told after the same asks), so the strategy must be
+    deterministic given its seed and those calls, not keep state elsewhere (the clock, a
+    global random stream). Here with two trials in flight, killed after six results."""
     for kind in claimed_kinds(component):
         strategy, space = set_up(component, kind)
-        done = search(strategy, space, 6)
+        uninterrupted, told = search_in_pairs(strategy, space, 14)
+        if len(uninterrupted) < 14:
+            raise NotApplicable(f"the strategy proposed only {len(uninterrupted)} trials")
+        killed_after = 6
+        asked_by_then = told[killed_after - 1][2]
         resumed, space = set_up(component, kind)
-        for trial in done:
-            resumed.tell(trial, ok(space, trial))
-        later = [
-            Trial.from_candidate(len(done) + i, c)
-            for i in range(4)
-            if (c := ask(resumed, space, len(done) + i)) is not None
-        ]
-        assert len(later) == 4, f"after the replay on a {kind} space, ask() returned None"
-        before = set(proposals(done, space))
-        again = [p for p in proposals(later, space) if p in before]
-        assert not again, f"after the replay on a {kind} space, proposed again: {again[:3]}"
+        differed = replay_calls(resumed, space, uninterrupted[:asked_by_then], told[:killed_after])
+        assert not differed, (
+            f"on a {kind} space, replaying the interrupted run's calls, ask() proposed other "
+            f"trials than it did the first time (trials {differed}): it is not deterministic "
+            "given its seed and the calls it gets"
+        )
+        requeued = uninterrupted[killed_after:asked_by_then]  # running when it was killed
+        later, _ = search_in_pairs(resumed, space, 14 - asked_by_then, requeued)
+        expected = proposals(uninterrupted[asked_by_then:], space)
+        assert proposals(later, space) == expected, (
+            f"on a {kind} space, the resumed run proposed\n  {proposals(later, space)}\nwhere "
+            f"the uninterrupted one proposed\n  {expected}"
+        )
 
 
 @check(STRATEGY)
