@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
 import yaml
@@ -118,3 +119,41 @@ def test_a_resumed_run_counts_the_time_already_spent(plugins, tmp_path):
     resumed = parse_recipe(toy_recipe(budget={"trials": 8, "wall_time": 50}))
     summary = run(resumed, tmp_path / "run", plugins=plugins, resume=True)
     assert summary.stopped_because == "wall-time budget reached" and summary.n_trials == 2
+
+
+@pytest.mark.parametrize("strategy", ["successive_halving", "hyperband", "asha", "random"])
+def test_a_stopped_then_resumed_run_proposes_what_an_uninterrupted_one_does(tmp_path, strategy):
+    """Brackets in progress (successive halving, Hyperband, ASHA) and random streams come
+    back on resume: the resumed strategy is called as the stopped one was, so 9 trials then
+    a resume to 24 propose exactly the 24 trials of one run."""
+    pytest.importorskip("automl_halving")
+    from toy_plugin import DoublesPlugin, ToyPlugin
+
+    from automl_core.plugins import load_plugins
+
+    plugins = load_plugins(extra=[ToyPlugin(), DoublesPlugin()])
+    search = {"strategy": strategy, "fidelity": "subsample"}
+
+    def proposals(folder):
+        return [(yaml.safe_dump(t.trial.config), t.trial.budget) for t in trials_of(folder)]
+
+    run(
+        parse_recipe(toy_recipe(search=search, budget={"trials": 24})),
+        tmp_path / "one",
+        plugins=plugins,
+    )
+    run(
+        parse_recipe(toy_recipe(search=search, budget={"trials": 9})),
+        tmp_path / "two",
+        plugins=plugins,
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="on replay")  # it proposed differently
+        run(
+            parse_recipe(toy_recipe(search=search, budget={"trials": 24})),
+            tmp_path / "two",
+            plugins=plugins,
+            resume=True,
+        )
+    assert proposals(tmp_path / "two") == proposals(tmp_path / "one")
+    assert len(set(b for _, b in proposals(tmp_path / "one"))) >= (1 if strategy == "random" else 2)
