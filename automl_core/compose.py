@@ -85,7 +85,7 @@ def prepare(
     clock = SetupClock(deadline, recipe.budget.wall_time)
     check_names(recipe, plugins)
     task = build_task(recipe, plugins, benchmark=benchmark, dataset=dataset, policy=policy)
-    clock.lap("the task (data, meta-features, policy)")
+    clock.lap("the task (data, meta-features, policy, the model format's import)")
     warm_start = _warm_start(recipe, plugins, task)
     clock.lap("the warm start")
     strategy_ref = policy_strategy(recipe, task.policy, plugins)

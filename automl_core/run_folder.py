@@ -6,11 +6,7 @@ writes these, so they live apart from all of them.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import json
-import sys
-import threading
 import types
 import warnings
 from collections.abc import Iterable
@@ -155,22 +151,12 @@ def save_model(run_dir: Path, payload: dict[str, Any]) -> Path:
 
 
 def prepare_saving() -> None:
-    """Start importing skops in the background. Its import takes seconds (it lists
-    scikit-learn's estimators); a run on data starts it as its search starts, while the
-    driver mostly waits for trials, so that saving the model after the search does not pay
-    for it in the time planned for the refit."""
-    global _IMPORTING
-    if _IMPORTING is None and "skops.io" not in sys.modules:
-        _IMPORTING = threading.Thread(target=_import_skops, name="import-skops", daemon=True)
-        _IMPORTING.start()
-
-
-_IMPORTING: threading.Thread | None = None
-
-
-def _import_skops() -> None:
-    with contextlib.suppress(Exception):  # imported again, with its error, when saving
-        importlib.import_module("skops.io")
+    """Import skops now, in the run's set-up. Its import takes seconds (it imports every
+    scikit-learn module to list the estimators): paid after the search, it would come out
+    of the time planned for the refit. (Importing it in a thread beside the search is not
+    safe: two threads importing modules that import each other can leave one of them
+    half-initialised, which failed trials of the ``sequential`` executor.)"""
+    import skops.io  # noqa: F401
 
 
 def load_saved_model(

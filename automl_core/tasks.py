@@ -186,7 +186,7 @@ class DataTask:
             recipe.seed,
             fidelity=fidelity.kind,
         )
-        prepare_saving()  # the imports of the set-up are done: skops' may run beside the rest
+        prepare_saving()
         return cls(description, dataset, train, test, evaluator, fidelity, policy)
 
     def record(self, history: RunHistory) -> None:
