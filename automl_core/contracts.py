@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from automl_core.errors import InvalidConfigurationError, PluginError
-from automl_core.space import EncodingColumn, SearchSpace
+from automl_core.space import EncodingColumn, SearchSpace, VectorSpace
 from automl_core.trial import Candidate, Config, Result, Trial
 
 if TYPE_CHECKING:  # annotations only: the kernel imports neither pandas nor the pool's module
@@ -255,6 +255,10 @@ class Surrogate(abc.ABC):
 
     def meta_fit(self, metadata: MetaData, space: SearchSpace) -> None:  # noqa: B027
         """Pre-train on other datasets (DeepPipe, shared latent space); optional."""
+
+    def prepare_space(self, space: VectorSpace) -> None:  # noqa: B027
+        """Told, after ``prepare``, the space whose rows it models, for a surrogate that encodes
+        each component apart (:meth:`VectorSpace.blocks`, DeepPipe); optional."""
 
 
 @dataclass(frozen=True)

@@ -197,17 +197,18 @@ class PipelineEvaluator(Evaluator):
         template = self.space.build(trial.config, context)
         width = self.n_classes if self.task == "classification" else 1
         predictions = np.full((len(self.y), width), np.nan)
-        fit_time = predict_time = 0.0
+        fit_time = predict_time = fit_cpu_time = 0.0
         X = self.dataset.X
         for (train, valid), order in zip(self.splits, self.subsample_orders, strict=True):
             if spent == "subsample" and budget is not None:
                 train = np.sort(train[order[: subsample_size(len(train), budget)]])
             model = clone(template)
-            tick = time.perf_counter()
+            tick, cpu = time.perf_counter(), time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model.fit(X.iloc[train], self.y[train])
             tock = time.perf_counter()
+            fit_cpu_time += time.process_time() - cpu
             predictions[valid] = self._predict(model, X.iloc[valid])
             predict_time += time.perf_counter() - tock
             fit_time += tock - tick
@@ -223,6 +224,7 @@ class PipelineEvaluator(Evaluator):
             metrics=score_all(self.task, self.validation_targets, held_out),
             fit_time=fit_time,
             predict_time=predict_time,
+            fit_cpu_time=fit_cpu_time,
             predictions=held_out.astype(np.float32),
             info={"budget": budget, "fidelity": spent} if budget is not None else {},
         )

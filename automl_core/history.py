@@ -29,11 +29,11 @@ RUNNING = "running"
 #: The columns StoredTrial is read from, in the order of ``RunHistory._row``.
 SELECT_TRIALS = (
     "SELECT id, config, budget, origin, status, loss, metrics, fit_time, predict_time, "
-    "duration, error, started_at, finished_at, tell_order, asked_at_tell FROM trials"
+    "duration, error, started_at, finished_at, tell_order, asked_at_tell, fit_cpu_time FROM trials"
 )
 #: Columns added after the first release, with their types: a history written before
 #: them gains them (empty) when opened.
-ADDED_COLUMNS = {"tell_order": "INTEGER", "asked_at_tell": "INTEGER"}
+ADDED_COLUMNS = {"tell_order": "INTEGER", "asked_at_tell": "INTEGER", "fit_cpu_time": "REAL"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,7 +52,8 @@ CREATE TABLE IF NOT EXISTS trials (
     started_at REAL NOT NULL,
     finished_at REAL,
     tell_order INTEGER,
-    asked_at_tell INTEGER
+    asked_at_tell INTEGER,
+    fit_cpu_time REAL
 );
 CREATE TABLE IF NOT EXISTS predictions (
     trial_id INTEGER PRIMARY KEY REFERENCES trials(id),
@@ -81,6 +82,8 @@ class StoredTrial:
     #: time) or in a history written before they were kept.
     tell_order: int | None = None
     asked_at_tell: int | None = None
+    #: CPU seconds of the fits (None: not measured; see :attr:`Result.fit_cpu_time`).
+    fit_cpu_time: float | None = None
 
     @property
     def finished(self) -> bool:
@@ -104,6 +107,7 @@ class StoredTrial:
             predict_time=result.predict_time,
             duration=result.duration,
             error=result.error,
+            fit_cpu_time=result.fit_cpu_time or None,
         )
 
     def result(self) -> Result:
@@ -116,6 +120,7 @@ class StoredTrial:
             predict_time=self.predict_time or 0.0,
             duration=self.duration or 0.0,
             error=self.error,
+            fit_cpu_time=self.fit_cpu_time or 0.0,
         )
 
 
@@ -250,7 +255,8 @@ class RunHistory:
                 order = (last or 0) + 1
             self._db.execute(
                 "UPDATE trials SET status=?, loss=?, metrics=?, fit_time=?, predict_time=?, "
-                "duration=?, error=?, finished_at=?, tell_order=?, asked_at_tell=? WHERE id=?",
+                "duration=?, error=?, finished_at=?, tell_order=?, asked_at_tell=?, fit_cpu_time=? "
+                "WHERE id=?",
                 (
                     result.status.value,
                     _finite_or_none(result.loss),
@@ -262,6 +268,7 @@ class RunHistory:
                     time.time(),
                     order,
                     asked,
+                    result.fit_cpu_time or None,
                     trial.id,
                 ),
             )
@@ -327,6 +334,7 @@ class RunHistory:
             finished_at,
             tell_order,
             asked_at_tell,
+            fit_cpu_time,
         ) = row
         return StoredTrial(
             trial=Trial(id_, json.loads(config), budget, origin),
@@ -341,6 +349,7 @@ class RunHistory:
             finished_at=finished_at,
             tell_order=tell_order,
             asked_at_tell=asked_at_tell,
+            fit_cpu_time=fit_cpu_time,
         )
 
     @contextmanager

@@ -71,6 +71,8 @@ class Result:
     predict_time: float = 0.0
     duration: float = 0.0
     error: str | None = None
+    #: CPU seconds of the fits (0: not measured), which a busy machine does not inflate
+    fit_cpu_time: float = 0.0
     predictions: np.ndarray | None = None
     info: dict[str, Any] = field(default_factory=dict)
 

@@ -266,6 +266,42 @@ def test_a_refit_is_estimated_from_the_trial_fit_time_per_row(data):
     assert refit_estimate(no_fit_time, evaluator) == pytest.approx(expected)
 
 
+def test_a_refit_is_estimated_from_cpu_seconds_when_the_wall_clock_was_inflated(data):
+    """A worker sharing its core took longer on the wall clock than the refit will alone;
+    a fit on several threads took fewer wall-clock seconds than CPU seconds."""
+    evaluator, configs = data
+    busy = StoredTrial(Trial(0, configs[0]), "ok", 0.1, fit_time=3.0, fit_cpu_time=2.0)
+    alone = StoredTrial(Trial(1, configs[0]), "ok", 0.1, fit_time=2.0)
+    threaded = StoredTrial(Trial(2, configs[0]), "ok", 0.1, fit_time=2.0, fit_cpu_time=3.5)
+    assert refit_estimate(busy, evaluator) == pytest.approx(refit_estimate(alone, evaluator))
+    assert refit_estimate(threaded, evaluator) == pytest.approx(refit_estimate(alone, evaluator))
+
+
+def test_the_fits_cpu_seconds_are_measured_stored_and_read_back(data, tmp_path):
+    evaluator, configs = data
+    result = evaluator.evaluate(Trial(0, configs[0]))
+    assert result.ok and result.fit_cpu_time > 0
+    with RunHistory(tmp_path / HISTORY_FILE) as history:
+        history.start(Trial(0, configs[0]))
+        history.finish(Trial(0, configs[0]), result, asked=1)
+        (stored,) = history.trials()
+    assert stored.fit_cpu_time == pytest.approx(result.fit_cpu_time)
+    assert stored.result().fit_cpu_time == pytest.approx(result.fit_cpu_time)
+
+
+def test_a_history_written_before_cpu_seconds_were_kept_opens_without_them(tmp_path):
+    import sqlite3
+
+    path = tmp_path / HISTORY_FILE
+    with RunHistory(path) as history:
+        history.start(Trial(0, {"x": 1}))
+    with sqlite3.connect(path) as db:  # the table as it was before the column
+        db.execute("ALTER TABLE trials DROP COLUMN fit_cpu_time")
+    with RunHistory(path) as history:
+        (stored,) = history.trials()
+        assert stored.fit_cpu_time is None
+
+
 def test_an_ensemble_that_cannot_be_refitted_in_time_is_chosen_again_without_the_late(
     plugins, tmp_path
 ):
