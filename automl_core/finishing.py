@@ -268,6 +268,13 @@ def save_final_model(
     (with time left; once the deadline has passed, the best trial alone)."""
     evaluator, deadline = chooser.evaluator, finishing.deadline
     best = chooser.history.best(1)[0]
+    if deadline is not None:
+        fallback = refit_fallback(
+            chooser.history.best(ENSEMBLE_POOL), evaluator, deadline - time.monotonic()
+        )
+        if fallback.trial.id != best.trial.id:
+            choice = _instead_of_best(summary, best, fallback, evaluator, deadline)
+            best = fallback
     plan, weights, first = list(choice.members), np.asarray(choice.weights, dtype=float), None
     if deadline is not None:
         plan, weights = refit_plan(choice.members, choice.weights, best)
@@ -298,6 +305,46 @@ def save_final_model(
         summary.test_scores = _test_scores(model, test)
     path = save_model(finishing.run_dir, {"model": model, "recipe": finishing.recipe.raw, **saved})
     summary.model_path = str(path)
+
+
+def refit_fallback(
+    ranked: list[StoredTrial], evaluator: PipelineEvaluator, seconds_left: float
+) -> StoredTrial:
+    """The trial a run under a deadline refits first, the model it must always be able to
+    save: the best trial (``ranked`` is best first) when its refit is expected to end within
+    ``seconds_left`` (plus :data:`FINISH_OVERHEAD_S`, so a refit of milliseconds is never
+    traded away), else the best whose refit is, else the quickest to refit. A slow pipeline
+    that wins late in a run (a forest on many rows) would otherwise take the run far past
+    its wall time."""
+    estimates = [refit_estimate(t, evaluator) for t in ranked]
+    for trial, estimate in zip(ranked, estimates, strict=True):
+        if estimate <= seconds_left + FINISH_OVERHEAD_S:
+            return trial
+    return ranked[int(np.argmin(estimates))]
+
+
+def _instead_of_best(
+    summary: RunSummary,
+    best: StoredTrial,
+    fallback: StoredTrial,
+    evaluator: PipelineEvaluator,
+    deadline: float,
+) -> FinalChoice:
+    """The final model when the best trial cannot be refitted in time: ``fallback`` alone,
+    said in the summary and a warning."""
+    left = max(deadline - time.monotonic(), 0.0)
+    estimate = refit_estimate(best, evaluator)
+    reason = (
+        f"trial {fallback.trial.id}: the best trial ({best.trial.id}) needs ~{estimate:.1f}s to "
+        f"refit and {left:.1f}s were left"
+    )
+    warnings.warn(f"the final model is {reason}", stacklevel=4)
+    summary.dropped_members = [
+        {"trial": best.trial.id, "weight": 1.0, "estimated_seconds": round(estimate, 3)}
+    ]
+    choice = FinalChoice([fallback], np.ones(1), reason=reason)
+    summary.record_choice(choice)
+    return choice
 
 
 def _test_scores(model: TrainedModel, test: Dataset) -> dict[str, float]:

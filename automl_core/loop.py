@@ -17,6 +17,7 @@ from typing import Any
 from automl_core.compose import Setup
 from automl_core.contracts import SearchStrategy
 from automl_core.errors import AutoMLError
+from automl_core.finishing import ENSEMBLE_POOL
 from automl_core.history import RunHistory, StoredTrial, rank_key
 from automl_core.observers import Observers
 from automl_core.run_folder import ELAPSED, RunInfo
@@ -83,7 +84,7 @@ def search(
         recipe.budget.trials, recipe.budget.wall_time, history.get_meta(ELAPSED, 0.0), started
     )
     best = next(iter(history.best(1)), None)
-    budget.reserve = setup.task.time_to_finish(best, recipe)
+    budget.reserve = finish_reserve(setup, history, best, budget)
     evaluator = setup.task.evaluator
     in_flight: dict[Future[Result], Trial] = {}
     waiting = list(requeued or [])
@@ -125,10 +126,31 @@ def search(
             finished = StoredTrial.of(trial, result)
             if finished.ranks and (best is None or rank_key(finished) < rank_key(best)):
                 best = finished
-                budget.reserve = setup.task.time_to_finish(best, recipe)
+                budget.reserve = finish_reserve(setup, history, best, budget)
             tell = setup.strategy.tell
             call_plugin("search strategy", "tell", tell, trial, result.without_predictions())
             stopped = stopped or observers.trial_end(info, trial, result) or ""
+
+
+def finish_reserve(
+    setup: Setup, history: RunHistory, best: StoredTrial | None, budget: Budget
+) -> float:
+    """The seconds the search leaves for finishing: what finishing ``best`` takes
+    (:meth:`~automl_core.tasks.Task.time_to_finish`), or, when that does not fit in what is
+    left of the run, what finishing the best trial that does fit takes: the final model
+    will be that trial (:func:`~automl_core.finishing.refit_fallback`), and stopping at once
+    would waste the time until then."""
+    reserve = setup.task.time_to_finish(best, setup.recipe)
+    if budget.seconds is None or best is None:
+        return reserve
+    left = budget.seconds - budget.elapsed()
+    if reserve <= left:
+        return reserve
+    for ranked in history.best(ENSEMBLE_POOL)[1:]:
+        fallback = setup.task.time_to_finish(ranked, setup.recipe)
+        if fallback <= left:
+            return fallback
+    return reserve
 
 
 def replay(setup: Setup, history: RunHistory) -> list[Trial]:

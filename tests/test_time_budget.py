@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -383,3 +384,61 @@ def test_fit_on_20000_rows_under_a_time_budget_stops_at_it_and_keeps_a_model(mon
     assert model.score(X[:2000], y[:2000]) > 0.7
     ok = model.leaderboard().query("status == 'ok'")
     assert len(ok) >= 1 and math.isclose(ok["ensemble_weight"].sum(), 1.0)
+
+
+def test_a_best_trial_too_slow_to_refit_in_time_gives_way_to_the_best_that_fits(
+    plugins, tmp_path, monkeypatch
+):
+    """A slow pipeline that wins late (a forest on many rows) cannot be refitted before the
+    run's end: the final model is the best trial whose refit fits, said in the summary and a
+    warning, instead of a run that ends far past its wall time."""
+    recipe = parse_recipe(toy_recipe(budget={"trials": 4}))
+    unbounded = run(recipe, tmp_path / "unbounded", plugins=plugins)
+    slow = unbounded.best_trial
+
+    def estimate(stored, evaluator):
+        return 1000.0 if stored.trial.id == slow else 0.01
+
+    monkeypatch.setattr(finishing, "refit_estimate", estimate)
+    with pytest.warns(UserWarning, match=rf"the best trial \({slow}\) needs ~1000.0s to refit"):
+        summary = run(recipe, tmp_path / "bounded", plugins=plugins, deadline=time.monotonic() + 60)
+    assert summary.best_trial == slow  # still the best found, not the model saved
+    (kept,) = summary.ensemble
+    assert kept != slow and summary.dropped_members[0]["trial"] == slow
+    assert f"the best trial ({slow})" in summary.final_model["reason"]
+    with RunHistory(tmp_path / "bounded" / HISTORY_FILE) as history:
+        ranked = [t.trial.id for t in history.best(4)]
+    assert kept == ranked[1]  # the next best, whose refit fits
+    assert len(load_saved_model(tmp_path / "bounded")["model"].estimators) == 1
+
+
+def test_the_search_reserves_the_time_of_the_refit_that_will_happen(plugins):
+    """When the best trial's refit no longer fits in what is left of the run, the search
+    keeps going until the end minus the refit of the best trial that does fit (the model the
+    run will save), rather than stopping at once."""
+    from automl_core.loop import Budget, finish_reserve
+
+    recipe = parse_recipe(toy_recipe(budget={"wall_time": 60}, executor="sequential"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        setup = prepare(recipe, plugins)
+
+    class Ranked:
+        def __init__(self, trials):
+            self.trials = trials
+
+        def best(self, n):
+            return self.trials[:n]
+
+    def stored(id_, fit_time):
+        return StoredTrial(Trial(id_, {}), "ok", 0.1 * (id_ + 1), fit_time=fit_time)
+
+    slow, quick = stored(0, 500.0), stored(1, 0.5)
+    budget = Budget(None, 60.0)
+    history = Ranked([slow, quick])
+    assert finish_reserve(setup, history, slow, budget) == setup.task.time_to_finish(quick, recipe)
+    assert finish_reserve(setup, history, quick, budget) == setup.task.time_to_finish(quick, recipe)
+    nothing_fits = Ranked([slow, stored(2, 400.0)])
+    assert finish_reserve(setup, nothing_fits, slow, budget) == setup.task.time_to_finish(
+        slow, recipe
+    )
