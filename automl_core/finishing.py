@@ -9,6 +9,7 @@ must always be able to save.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
+from threadpoolctl import threadpool_limits
 
 from automl_core.contracts import Ensembler
 from automl_core.dataset import Dataset
@@ -52,6 +54,9 @@ class Finishing:
     run_dir: Path
     #: A ``time.monotonic()`` value the refit must end by (None: no deadline).
     deadline: float | None = None
+    #: Threads the refits may use under a deadline: the trials' own (an executor's
+    #: ``threads_per_trial``), so that their fit times predict the refits'; None: any.
+    threads: int | None = None
 
 
 @dataclass
@@ -282,7 +287,9 @@ def save_final_model(
     estimates = [refit_estimate(t, evaluator) for t in plan]
     configs = [dict(t.trial.config) for t in plan]
     seed = finishing.recipe.seed
-    refitted = refit_members(evaluator, configs, weights, seed, deadline, estimates, first)
+    limit = finishing.threads if deadline is not None else None
+    with threadpool_limits(limit) if limit is not None else contextlib.nullcontext():
+        refitted = refit_members(evaluator, configs, weights, seed, deadline, estimates, first)
     summary.refit_seconds = refitted.seconds
     by_trial = {plan[i].trial.id: e for i, e in refitted.estimators.items()}
     final = choice

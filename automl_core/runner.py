@@ -163,7 +163,10 @@ def finalise(
     if best:
         summary.best_trial, summary.best_loss = best[0].trial.id, best[0].loss
         summary.best_config = dict(best[0].trial.config)
-    setup.task.finish(summary, history, Finishing(setup.recipe, plugins, run_dir, deadline))
+    # the refit runs on as many threads as a trial did, so that the trials' times predict it
+    threads = getattr(setup.executor, "threads_per_trial", None)
+    finishing = Finishing(setup.recipe, plugins, run_dir, deadline, threads)
+    setup.task.finish(summary, history, finishing)
     summary.elapsed = time.monotonic() - started
     summary.save(run_dir, history)
     return summary
