@@ -140,14 +140,15 @@ def finish_reserve(
     left of the run, what finishing the best trial that does fit takes: the final model
     will be that trial (:func:`~automl_core.finishing.refit_fallback`), and stopping at once
     would waste the time until then."""
-    reserve = setup.task.time_to_finish(best, setup.recipe)
+    ranked = history.best(ENSEMBLE_POOL) if best is not None else []
+    reserve = setup.task.time_to_finish(best, setup.recipe, ranked)
     if budget.seconds is None or best is None:
         return reserve
     left = budget.seconds - budget.elapsed()
     if reserve <= left:
         return reserve
-    for ranked in history.best(ENSEMBLE_POOL)[1:]:
-        fallback = setup.task.time_to_finish(ranked, setup.recipe)
+    for position, trial in enumerate(ranked[1:], start=1):
+        fallback = setup.task.time_to_finish(trial, setup.recipe, ranked[position + 1 :])
         if fallback <= left:
             return fallback
     return reserve

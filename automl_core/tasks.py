@@ -13,6 +13,7 @@ it through the recipe's ``memory:`` source, which exists only to say so.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
@@ -32,6 +33,7 @@ from automl_core.errors import AutoMLError, DatasetError, PluginError, RecipeErr
 from automl_core.evaluator import PipelineEvaluator, Resampling
 from automl_core.final_model import FinalChoice
 from automl_core.finishing import (
+    ENSEMBLE_RESERVED,
     ENSEMBLE_SHARE,
     FINISH_OVERHEAD_S,
     Finishing,
@@ -77,9 +79,15 @@ class Task(Protocol):
     def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
         """Complete ``summary`` after the search (the best trial is already in it)."""
 
-    def time_to_finish(self, best: StoredTrial | None, recipe: Recipe) -> float:
+    def time_to_finish(
+        self,
+        best: StoredTrial | None,
+        recipe: Recipe,
+        others: Sequence[StoredTrial] | None = None,
+    ) -> float:
         """Seconds :meth:`finish` is expected to take if the search ended with ``best``
-        as its best trial: the search stops that long before the run's wall time."""
+        as its best trial (``others``: the next best, when known): the search stops that
+        long before the run's wall time."""
 
 
 def build_task(
@@ -216,15 +224,27 @@ class DataTask:
         }
         save_final_model(summary, chooser, choice, self.test, saved, finishing)
 
-    def time_to_finish(self, best: StoredTrial | None, recipe: Recipe) -> float:
+    def time_to_finish(
+        self,
+        best: StoredTrial | None,
+        recipe: Recipe,
+        others: Sequence[StoredTrial] | None = None,
+    ) -> float:
         """Refitting ``best`` (:func:`~automl_core.finishing.refit_estimate`), choosing and
-        saving the model, and with an ensemble a share of the wall time for its other
-        members (those that do not fit in it are left out, see :func:`save_final_model`)."""
+        saving the model, and with an ensemble the refits of its likely other members: those
+        of the :data:`ENSEMBLE_RESERVED` next best trials (``others``), at most a share of
+        the wall time (all of it when the others are not known). Members that do not fit
+        are left out, see :func:`save_final_model`."""
         seconds = FINISH_OVERHEAD_S
         if best is not None:
             seconds += refit_estimate(best, self.evaluator)
         if recipe.ensemble is not None and recipe.budget.wall_time is not None:
-            seconds += ENSEMBLE_SHARE * recipe.budget.wall_time
+            share = ENSEMBLE_SHARE * recipe.budget.wall_time
+            if others is not None:
+                likely = [t for t in others if best is None or t.trial.id != best.trial.id]
+                refits = sum(refit_estimate(t, self.evaluator) for t in likely[:ENSEMBLE_RESERVED])
+                share = min(share, refits)
+            seconds += share
         return seconds
 
 
@@ -507,7 +527,12 @@ class LookupTask:
                 found["normalised_regret"] = float(regret)
         summary.benchmark = found
 
-    def time_to_finish(self, best: StoredTrial | None, recipe: Recipe) -> float:
+    def time_to_finish(
+        self,
+        best: StoredTrial | None,
+        recipe: Recipe,
+        others: Sequence[StoredTrial] | None = None,
+    ) -> float:
         """Nothing to refit: the regret is read from the table."""
         return 0.0
 
