@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from automl_core import hookimpl
-from automl_core.contracts import Benchmark
+from automl_core.contracts import Benchmark, WarmStarter
 from automl_core.hookspecs import RegisterCommand, RegisterDocument, RegisterFactory
 from automl_metadata.autosklearn import AutoSklearnMetaData
 from automl_metadata.commands import register_data_commands
 from automl_metadata.deeppipe import PMF, TensorOboe
+from automl_metadata.initial import InitialIds
 from automl_metadata.lcdb import LCDB
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.oboe import Oboe
@@ -69,6 +70,15 @@ def table_benchmark(path: str) -> TableBenchmark:
     {name: table, params: {path: ...}}, dataset: ...}``), in the format of
     :func:`automl_core.metastore.save_metadata`."""
     return TableBenchmark(FolderMetaData(path).load())
+
+
+@hookimpl
+def register_warmstarters(register: RegisterFactory[WarmStarter]) -> None:
+    register(
+        "initial-ids",
+        InitialIds,
+        "a meta-dataset's own initial pipelines for the dataset (DeepPipe's init_ids)",
+    )
 
 
 @hookimpl

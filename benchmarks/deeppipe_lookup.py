@@ -1,0 +1,162 @@
+"""DeepPipe on table lookups, the paper's protocol: 5 initial pipelines (the meta-data's
+``init_ids``) then 95 steps of each search, against random search, smbo:rf (SMAC-like) and
+smbo:gp in the same run, on the same datasets and seeds.
+
+Each method is a real run (``automl run`` with ``task: {benchmark: ..., dataset: ...}``,
+``warmstart: initial-ids``), written ``NAME[:SURROGATE][+PARAM=VALUE...]``, e.g.
+``smbo:deeppipe`` (non-transfer), ``smbo:deeppipe+metadata=pmf`` (meta-trained on PMF's
+training split, the checkpoint cached), ``mcts:deeppipe+metadata=pmf``. Prints, after 10,
+25, 50 and 100 trials, the mean normalised regret and the mean rank, the Friedman test and
+Nemenyi's critical difference of the final ranks (``automl compare``'s statistics), and the
+seconds per search step:
+
+    python benchmarks/deeppipe_lookup.py --benchmark pmf --split test --datasets 20 \\
+        --methods random smbo:rf smbo:gp smbo:deeppipe --seeds 0 1 2 --save exp1.json
+
+Runs already in ``--save`` are skipped, so a stopped grid resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+from automl_bench.compare import critical_difference, friedman
+from scipy.stats import rankdata
+from table_lookup import regret_curve
+
+from automl_core.plugins import load_plugins
+from automl_core.recipe import parse_recipe
+from automl_core.runner import run
+
+POINTS = (10, 25, 50, 100)
+INITIAL = 5
+
+
+def search_of(method: str) -> dict:
+    """``smbo:deeppipe+metadata=pmf+fine_tune=all`` -> the recipe's search section."""
+    head, *pairs = method.split("+")
+    strategy, _, surrogate = head.partition(":")
+    params = {k: yaml.safe_load(v) for k, _, v in (p.partition("=") for p in pairs)}
+    section: dict = {"strategy": strategy}
+    if strategy == "smbo":
+        section["params"] = {"initial_design": INITIAL}
+    if surrogate:
+        section["surrogate"] = {"name": surrogate, "params": params} if params else surrogate
+    return section
+
+
+def one_run(
+    method: str,
+    benchmark_name: str,
+    benchmark,
+    dataset: str,
+    trials: int,
+    seed: int,
+    plugins,
+    folder: Path,
+) -> dict:
+    recipe = parse_recipe(
+        {
+            "name": "deeppipe-lookup",
+            "task": {"benchmark": benchmark_name, "dataset": dataset},
+            "search": search_of(method),
+            "warmstart": "initial-ids",
+            "budget": {"trials": trials},
+            "seed": seed,
+        }
+    )
+    run_dir = folder / f"{abs(hash((method, dataset, seed)))}"
+    started = time.perf_counter()
+    summary = run(recipe, run_dir, plugins=plugins, benchmark=benchmark)
+    seconds = time.perf_counter() - started
+    best, worst = summary.benchmark["best_possible"], summary.benchmark["worst_possible"]
+    curve = regret_curve(run_dir, best, worst, trials)
+    return {"curve": curve.tolist(), "seconds": seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--benchmark", default="pmf")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--datasets", type=int, default=0, help="first N (0: all)")
+    parser.add_argument(
+        "--methods", nargs="+", default=["random", "smbo:rf", "smbo:gp", "smbo:deeppipe"]
+    )
+    parser.add_argument("--trials", type=int, default=100)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--save", type=Path, required=True, help="results (JSON), resumed from")
+    args = parser.parse_args()
+    plugins = load_plugins()
+    benchmark = plugins.create("benchmark", args.benchmark)
+    datasets = benchmark.datasets(args.split)
+    datasets = datasets[: args.datasets] if args.datasets else datasets
+    done = json.loads(args.save.read_text()) if args.save.exists() else {}
+    print(
+        f"# {args.benchmark}/{args.split}: {len(datasets)} datasets, {args.trials} trials, "
+        f"seeds {args.seeds}"
+    )
+    print(f"# {platform.machine()}, Python {platform.python_version()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for method in args.methods:
+            for seed in args.seeds:
+                for dataset in datasets:
+                    key = f"{method}|{dataset}|{seed}"
+                    if key in done:
+                        continue
+                    done[key] = one_run(
+                        method,
+                        args.benchmark,
+                        benchmark,
+                        dataset,
+                        args.trials,
+                        seed,
+                        plugins,
+                        Path(tmp),
+                    )
+                    args.save.write_text(json.dumps(done))
+    report(done, args.methods, datasets, args.seeds, args.trials)
+
+
+def report(
+    done: dict, methods: list[str], datasets: list[str], seeds: list[int], trials: int
+) -> None:
+    curves = np.array(
+        [[[done[f"{m}|{d}|{s}"]["curve"] for d in datasets] for s in seeds] for m in methods]
+    )  # methods x seeds x datasets x trials
+    seconds = {
+        m: np.mean([done[f"{m}|{d}|{s}"]["seconds"] for d in datasets for s in seeds])
+        for m in methods
+    }
+    ranks = rankdata(curves, axis=0)
+    points = [p for p in POINTS if p <= trials]
+    header = " | ".join(f"t={p}" for p in points)
+    for title, values in (("mean normalised regret", curves), ("mean rank", ranks)):
+        print(f"\n{title}\n\n| method | s per step | {header} |")
+        print("|---" * (2 + len(points)) + "|")
+        for i, method in enumerate(methods):
+            cells = " | ".join(f"{values[i, :, :, p - 1].mean():.4f}" for p in points)
+            step = seconds[method] / max(trials - INITIAL, 1)
+            print(f"| {method} | {step:.3f} | {cells} |")
+    final = curves[:, :, :, -1].reshape(len(methods), -1).T  # tasks (seed, dataset) x methods
+    test = friedman(final)
+    if len(methods) >= 2:
+        cd = critical_difference(len(methods), len(final))
+        where = (
+            ""
+            if test is None
+            else f"; Friedman p = {test.p_value:.3g}, Iman-Davenport p = {test.f_p_value:.3g}"
+        )
+        print(
+            f"\nfinal ranks over {len(final)} (seed, dataset) tasks: Nemenyi CD = {cd:.3f}{where}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""The deep-kernel GP: an exact GP whose Matérn 5/2 kernel reads DeepPipe's embeddings, and
+the gradient steps that train it on one task's observations.
+
+As in the paper (and the authors' code): constant mean, ``ScaleKernel(Matern(nu=2.5))`` with
+one lengthscale per embedding dimension (ARD over Z), Gaussian likelihood, all parameters
+trained by the GP's negative log marginal likelihood (Eq. 6) with Adam. Targets are
+standardised per task (mean 0, std 1) before training, so that one set of kernel
+parameters serves tasks whose losses live on different scales.
+
+A row reaches the GP as one float tensor: the layout's inputs followed by the selector
+(the active algorithm's position per stage), which :meth:`DeepKernelGP.forward` splits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import gpytorch
+import numpy as np
+import torch
+from linear_operator.utils.errors import NanError, NotPSDError
+
+from automl_surrogate_deeppipe.network import PipelineEmbedder
+
+#: The dtype of the GP and the network: float64 keeps the Cholesky factorisations stable
+#: on near-duplicate pipelines, at about twice float32's cost on a CPU.
+DTYPE = torch.float64
+#: Failures that mean "this kernel matrix could not be factorised", not a bug.
+NUMERICAL_ERRORS = (NotPSDError, NanError, torch.linalg.LinAlgError)
+
+
+class DeepKernelGP(gpytorch.models.ExactGP):
+    """k(φ(p), φ(p')) = s·Matérn_5/2(φ(p), φ(p')) with φ a :class:`PipelineEmbedder`."""
+
+    def __init__(self, embedder: PipelineEmbedder) -> None:
+        likelihood = gpytorch.likelihoods.GaussianLikelihood(
+            noise_constraint=gpytorch.constraints.GreaterThan(1e-4)
+        )
+        super().__init__(None, None, likelihood)
+        self.embedder = embedder
+        self.stages = len(embedder.layout.stages)
+        self.mean_module = gpytorch.means.ConstantMean()
+        self.covar_module = gpytorch.kernels.ScaleKernel(
+            gpytorch.kernels.MaternKernel(nu=2.5, ard_num_dims=embedder.latent)
+        )
+
+    def embed(self, packed: torch.Tensor) -> torch.Tensor:
+        inputs, selector = packed[:, : -self.stages], packed[:, -self.stages :]
+        return self.embedder(inputs, selector.round().long())
+
+    def forward(self, packed: torch.Tensor) -> gpytorch.distributions.MultivariateNormal:
+        z = self.embed(packed)
+        return gpytorch.distributions.MultivariateNormal(self.mean_module(z), self.covar_module(z))
+
+    def kernel_parameters(self) -> list[torch.nn.Parameter]:
+        """γ: the mean, the kernel's scale and lengthscales, the noise."""
+        return [
+            *self.mean_module.parameters(),
+            *self.covar_module.parameters(),
+            *self.likelihood.parameters(),
+        ]
+
+    def network_parameters(self) -> list[torch.nn.Parameter]:
+        """θ: the encoders' and the aggregation layers' weights."""
+        return list(self.embedder.parameters())
+
+
+def pack(inputs: np.ndarray, selector: np.ndarray) -> torch.Tensor:
+    """One tensor per row: the layout's inputs, then the selector."""
+    return torch.as_tensor(np.hstack([inputs, selector.astype(float)]), dtype=DTYPE)
+
+
+def standardise(y: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """(standardised y, mean, scale); constant targets keep a scale of 1."""
+    mean, std = float(np.mean(y)), float(np.std(y))
+    scale = std if std > 1e-12 * max(1.0, abs(mean)) else 1.0
+    return (y - mean) / scale, mean, scale
+
+
+def negative_log_likelihood(
+    model: DeepKernelGP, packed: torch.Tensor, targets: torch.Tensor
+) -> torch.Tensor:
+    """The GP's NLL of ``targets`` at ``packed`` (Eq. 6 for one task), per observation."""
+    model.set_train_data(packed, targets, strict=False)
+    model.train()
+    mll = gpytorch.mlls.ExactMarginalLogLikelihood(model.likelihood, model)
+    return -mll(model(packed), targets)
+
+
+@dataclass
+class Steps:
+    """How a model is trained on a fixed set of observations (the test-time fine-tuning)."""
+
+    #: at most this many Adam steps (the paper's E_test = 100)
+    steps: int = 100
+    lr: float = 1e-3
+    #: stop when the loss has changed by less than ``tolerance`` for more than ``patience``
+    #: steps in a row (the authors' code), then restore the best-loss weights
+    tolerance: float = 1e-4
+    patience: int = 16
+
+
+def fine_tune(
+    model: DeepKernelGP,
+    packed: torch.Tensor,
+    targets: torch.Tensor,
+    parameters: list[torch.nn.Parameter],
+    settings: Steps,
+) -> float:
+    """Adam on the NLL of one task's observations, updating ``parameters`` only; returns the
+    best NLL reached (its weights restored). A step whose kernel matrix cannot be factorised
+    ends the training at the best weights so far."""
+    optimiser = torch.optim.Adam(parameters, lr=settings.lr)
+    best, best_values, calm, last = math.inf, _values(parameters), 0, math.inf
+    for _ in range(settings.steps):
+        optimiser.zero_grad()
+        try:
+            loss = negative_log_likelihood(model, packed, targets)
+            loss.backward()
+        except NUMERICAL_ERRORS:
+            break
+        value = float(loss.item())
+        if not math.isfinite(value):
+            break
+        if value < best:
+            best, best_values = value, _values(parameters)
+        calm = calm + 1 if abs(last - value) < settings.tolerance else 0
+        last = value
+        if calm > settings.patience:
+            break
+        optimiser.step()
+    with torch.no_grad():
+        for parameter, value in zip(parameters, best_values, strict=True):
+            parameter.copy_(value)
+    return best
+
+
+def _values(parameters: list[torch.nn.Parameter]) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in parameters]
+
+
+def posterior(
+    model: DeepKernelGP, packed: torch.Tensor, chunk: int = 8192
+) -> tuple[np.ndarray, np.ndarray]:
+    """The latent function's mean and std at ``packed`` (standardised scale), from the
+    training data set on ``model``.
+
+    Written out (Cholesky of the training kernel matrix, then per test row its cross-
+    covariance) rather than through gpytorch's predictive distribution, which builds the
+    test rows' whole covariance matrix to read its diagonal: scoring a pool of 38,000
+    pipelines would cost minutes."""
+    model.eval()
+    with torch.no_grad():
+        train_z = model.embed(model.train_inputs[0])
+        targets = model.train_targets
+        kernel = model.covar_module
+        prior_mean = model.mean_module.constant.reshape(())
+        matrix = kernel(train_z).to_dense() + model.likelihood.noise * torch.eye(
+            len(train_z), dtype=DTYPE
+        )
+        factor = _cholesky(matrix)
+        alpha = torch.cholesky_solve((targets - prior_mean).unsqueeze(1), factor)
+        means, stds = [], []
+        for start in range(0, len(packed), chunk):
+            z = model.embed(packed[start : start + chunk])
+            cross = kernel(z, train_z).to_dense()
+            means.append((prior_mean + cross @ alpha).squeeze(1).numpy())
+            solved = torch.linalg.solve_triangular(factor, cross.T, upper=False)
+            variance = kernel.outputscale - (solved**2).sum(dim=0)
+            stds.append(np.sqrt(np.clip(variance.numpy(), 1e-12, None)))
+    return np.concatenate(means), np.concatenate(stds)
+
+
+def _cholesky(matrix: torch.Tensor) -> torch.Tensor:
+    """The lower Cholesky factor, with growing jitter when the matrix is not numerically
+    positive definite (near-duplicate pipelines)."""
+    jitter = 0.0
+    for attempt in range(6):
+        factor, info = torch.linalg.cholesky_ex(
+            matrix + jitter * torch.eye(len(matrix), dtype=matrix.dtype)
+        )
+        if int(info) == 0:
+            return factor
+        jitter = 1e-8 * 10**attempt * float(matrix.diagonal().mean())
+    raise torch.linalg.LinAlgError("deeppipe: the kernel matrix is not positive definite")
+
+
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to ``threads`` for the block (None: unchanged)."""
+    if threads is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def seeded(seed: int) -> Callable[[], None]:
+    """Seed torch's global generator (the network's initialisation) before a build."""
+
+    def apply() -> None:
+        torch.manual_seed(seed)
+
+    return apply
+
+
+def batches(
+    tasks: Iterable[tuple[np.ndarray, np.ndarray]], size: int, rng: np.random.Generator
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """For each task (its observation indices and losses), a random batch of ``size``."""
+    for indices, losses in tasks:
+        if len(indices) > size:
+            keep = rng.choice(len(indices), size, replace=False)
+            yield indices[keep], losses[keep]
+        else:
+            yield indices, losses

@@ -1,0 +1,335 @@
+"""DeepPipe as a surrogate: a deep-kernel GP fine-tuned on a search's observations.
+
+At every ``fit`` (every BO step, the paper's Algorithm 2) the model starts again from the
+meta-trained checkpoint and takes up to ``steps`` Adam steps on the NLL of the observations,
+updating the kernel parameters only (``fine_tune: kernel``, the paper) or the whole network
+too (``fine_tune: all``, the authors' code). Without meta-data or a checkpoint it is the
+paper's *non-transfer* DeepPipe: the network is initialised at random and trained whole;
+each fit then continues from the previous fit's weights (the authors train from scratch for
+10,000 iterations at every step, which a search of minutes cannot afford).
+
+Where the weights come from:
+
+- ``checkpoint``: a file written by ``automl deeppipe train`` (or :meth:`Checkpoint.save`);
+- ``metadata`` (a source name such as ``pmf``, or a folder) with ``split``: meta-trained on
+  it with ``preset``, or taken from the cache when it was before;
+- neither: non-transfer.
+
+An algorithm that meta-training never saw (``new_components``, the paper's Experiment 4)
+keeps its randomly initialised encoder, which is trained with the kernel while every other
+encoder and the aggregation layers stay frozen.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from automl_core.contracts import MetaData, Surrogate
+from automl_core.metastore import check_metadata_reference
+from automl_core.space import (
+    ComponentBlock,
+    EncodingBlocks,
+    EncodingColumn,
+    SearchSpace,
+    StageBlock,
+    VectorSpace,
+    check_columns,
+    check_encoded,
+    check_losses,
+)
+from automl_surrogate_deeppipe.layout import Layout, Selector, numeric_ranges
+from automl_surrogate_deeppipe.metatrain import (
+    PRESETS,
+    Architecture,
+    Checkpoint,
+    cached_meta_train,
+)
+from automl_surrogate_deeppipe.model import (
+    DTYPE,
+    DeepKernelGP,
+    Steps,
+    fine_tune,
+    posterior,
+    standardise,
+    torch_threads,
+)
+
+WHERE = "deeppipe surrogate"
+FINE_TUNING = ("kernel", "all")
+
+
+class DeepPipeSurrogate(Surrogate):
+    """DeepPipe's deep-kernel GP (Pineda Arango & Grabocka, KDD 2023) over a space's
+    per-component encodings."""
+
+    def __init__(
+        self,
+        metadata: str | Path | MetaData | None = None,
+        metadata_params: Mapping[str, Any] | None = None,
+        split: str | Sequence[str] = "train",
+        validation: str | None = None,
+        preset: str = "default",
+        checkpoint: str | Path | None = None,
+        encoder_layers: int = 1,
+        width_factor: int = 8,
+        latent: int = 20,
+        fine_tune: str = "kernel",
+        steps: int = 100,
+        lr: float = 1e-3,
+        new_components: Mapping[str, Sequence[str]] | None = None,
+        omit: Mapping[str, Sequence[str]] | None = None,
+        seed: int = 0,
+        threads: int | None = 1,
+        cache: bool = True,
+    ) -> None:
+        check_metadata_reference(metadata, metadata_params)
+        if preset not in PRESETS:
+            raise ValueError(f"preset: got {preset!r}, expected one of {', '.join(PRESETS)}")
+        if fine_tune not in FINE_TUNING:
+            raise ValueError(
+                f"fine_tune: got {fine_tune!r}, expected one of {', '.join(FINE_TUNING)}"
+            )
+        if not isinstance(steps, int) or steps < 1:
+            raise ValueError(f"steps: got {steps!r}, expected a positive integer")
+        if not 0 <= encoder_layers <= 3:
+            raise ValueError(f"encoder_layers: got {encoder_layers!r}, expected 0, 1, 2 or 3")
+        if width_factor < 1 or latent < 1:
+            raise ValueError("width_factor and latent must be positive integers")
+        if metadata is not None and checkpoint is not None:
+            raise ValueError("metadata and checkpoint: give one, the weights come from either")
+        self.metadata, self.metadata_params = metadata, dict(metadata_params or {})
+        self.split, self.validation, self.preset = split, validation, preset
+        self.checkpoint = checkpoint
+        self.architecture = Architecture(encoder_layers, width_factor, latent)
+        self.fine_tune, self.steps, self.lr = fine_tune, steps, lr
+        self.new_components = {k: list(v) for k, v in (new_components or {}).items()}
+        self.omit = {k: list(v) for k, v in (omit or {}).items()}
+        self.seed, self.threads, self.cache = seed, threads, cache
+        self._columns: list[EncodingColumn] | None = None
+        self._layout: Layout | None = None
+        self._selector: Selector | None = None
+        #: the meta-trained weights (None: non-transfer)
+        self._meta: Checkpoint | None = None
+        #: non-transfer: the last fit's weights, where the next fit starts
+        self._last_state: dict[str, torch.Tensor] | None = None
+        self._model: DeepKernelGP | None = None
+        self._scale = (0.0, 1.0)
+
+    # -- the contract ------------------------------------------------------------------------
+    def prepare(self, columns: Sequence[EncodingColumn]) -> None:
+        check_columns(columns, WHERE)
+        if self._layout is not None and len(columns) != len(self._layout.columns):
+            raise ValueError(
+                f"{WHERE}: prepared for {len(self._layout.columns)} columns, now {len(columns)}"
+            )
+        self._columns = list(columns)
+
+    def prepare_space(self, space: VectorSpace) -> None:
+        """Build the per-component layout from ``space``, and load or meta-train the weights
+        its ``metadata`` / ``checkpoint`` name."""
+        self._use_space(space)
+        if self.checkpoint is not None:
+            self._meta = self._checked(Checkpoint.load(Path(self.checkpoint)), str(self.checkpoint))
+        elif self.metadata is not None:
+            self.meta_fit(self._resolved_metadata(), space)
+
+    def meta_fit(self, metadata: MetaData, space: SearchSpace) -> None:
+        """Meta-train on ``metadata`` (its pool: ``space``, or the meta-data's own pool when
+        ``space`` is not a pool), or take the cached checkpoint of the same training."""
+        pool_space: Any = (
+            space if getattr(space, "as_pool", lambda: None)() is not None else metadata.pool
+        )
+        if pool_space is None:
+            raise ValueError(f"{WHERE}: meta-training needs meta-data with a pool of pipelines")
+        if self._layout is None:
+            self._use_space(pool_space)
+        checkpoint = cached_meta_train(
+            metadata,
+            pool_space,
+            split=self.split,
+            validation=self.validation,
+            architecture=self.architecture,
+            settings=self.preset,
+            seed=self.seed,
+            omit=self.omit,
+            threads=None,
+            cache=self.cache,
+        )
+        self._meta = self._checked(checkpoint, "the meta-trained checkpoint")
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> DeepPipeSurrogate:
+        X = np.asarray(X, dtype=float)
+        if self._layout is None:
+            self._use_columns(self._columns or _numeric_columns(X.shape[1]))
+        assert self._layout is not None
+        check_encoded(X, self._layout.columns, WHERE)
+        y = check_losses(y, len(X), WHERE)
+        targets, mean, scale = standardise(y)
+        self._scale = (mean, scale)
+        packed = self._pack(X)
+        with torch_threads(self.threads):
+            model = self._start()
+            fine_tune(
+                model,
+                packed,
+                torch.as_tensor(targets, dtype=DTYPE),
+                self._trainable(model),
+                Steps(steps=self.steps, lr=self.lr),
+            )
+        model.set_train_data(packed, torch.as_tensor(targets, dtype=DTYPE), strict=False)
+        if self._meta is None:
+            self._last_state = copy.deepcopy(model.state_dict())
+        self._model = model
+        return self
+
+    def predict(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self._model is None or self._layout is None:
+            raise RuntimeError(f"{WHERE}: predict() called before fit()")
+        X = np.asarray(X, dtype=float)
+        check_encoded(X, self._layout.columns, WHERE)
+        with torch_threads(self.threads):
+            mean, std = posterior(self._model, self._pack(X))
+        offset, scale = self._scale
+        return mean * scale + offset, std * scale
+
+    # -- inspection ---------------------------------------------------------------------------
+    @property
+    def layout(self) -> Layout | None:
+        return self._layout
+
+    @property
+    def meta_checkpoint(self) -> Checkpoint | None:
+        """The meta-trained weights in use (None: non-transfer)."""
+        return self._meta
+
+    def embed(self, X: np.ndarray) -> np.ndarray:
+        """φ of encoded rows under the current weights (fitted, else meta-trained or initial)."""
+        model = self._model or self._start()
+        with torch.no_grad():
+            return model.embed(self._pack(np.asarray(X, dtype=float))).numpy()
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _use_space(self, space: VectorSpace) -> None:
+        columns = list(space.columns())
+        self._columns = columns
+        self._layout = Layout.of(columns, space.blocks(), numeric_ranges(space))
+        self._selector = Selector(space)
+
+    def _use_columns(self, columns: list[EncodingColumn]) -> None:
+        """Without a space: one stage, one component reading every column (a plain deep
+        kernel over the whole row)."""
+        blocks = EncodingBlocks(
+            width=len(columns),
+            stages=(StageBlock("pipeline", (ComponentBlock("all", tuple(range(len(columns)))),)),),
+        )
+        self._layout = Layout.of(columns, blocks)
+        self._selector = None
+
+    def _pack(self, X: np.ndarray) -> torch.Tensor:
+        assert self._layout is not None
+        selector = self._selector(X) if self._selector is not None else np.zeros((len(X), 1), int)
+        return torch.as_tensor(
+            np.hstack([self._layout.transform(X), selector.astype(float)]), dtype=DTYPE
+        )
+
+    def _start(self) -> DeepKernelGP:
+        """The model a fit starts from: the meta-trained weights, else the last fit's, else a
+        fresh initialisation."""
+        assert self._layout is not None
+        model = self.architecture.build(self._layout, self.seed)
+        state = self._meta.state if self._meta is not None else self._last_state
+        if state is not None:
+            model.load_state_dict(state)
+        if self._meta is not None and self.new_components:
+            self._reinitialise_new(model)
+        return model
+
+    def _trainable(self, model: DeepKernelGP) -> list[torch.nn.Parameter]:
+        if self._meta is None or self.fine_tune == "all":
+            return list(model.parameters())
+        parameters = model.kernel_parameters()
+        if self.new_components and model.embedder.encoders:
+            parameters += self._new_encoder_parameters(model)
+        elif self.new_components:  # no encoders: the paper fine-tunes the whole network
+            parameters += model.network_parameters()
+        return parameters
+
+    def _new_neurons(self, model: DeepKernelGP) -> torch.Tensor:
+        """True on the encoder neurons of the ``new_components``."""
+        layout = model.embedder.layout
+        positions = [
+            layout.index(stage, name)
+            for stage, names in self.new_components.items()
+            for name in names
+        ]
+        return torch.isin(model.embedder.block_of, torch.as_tensor(positions, dtype=torch.long))
+
+    def _reinitialise_new(self, model: DeepKernelGP) -> None:
+        """The new components' encoder weights drawn afresh (the rest stays meta-trained)."""
+        if not model.embedder.encoders:
+            return
+        neurons = self._new_neurons(model)
+        fresh = self.architecture.build(model.embedder.layout, self.seed + 1)
+        with torch.no_grad():
+            for mine, new in zip(model.embedder.encoders, fresh.embedder.encoders, strict=True):
+                rows = neurons[mine.rows]  # type: ignore[index]
+                mine.values[rows] = new.values[rows]  # type: ignore[index]
+                mine.bias[neurons] = new.bias[neurons]  # type: ignore[index]
+
+    def _new_encoder_parameters(self, model: DeepKernelGP) -> list[torch.nn.Parameter]:
+        """The encoder layers' parameters, with gradients masked to the new components'
+        weights: Adam moves nothing whose gradient is always zero."""
+        neurons = self._new_neurons(model).to(DTYPE)
+        parameters = []
+        for layer in model.embedder.encoders:
+            kept = neurons[layer.rows]  # type: ignore[index]
+            layer.values.register_hook(lambda grad, kept=kept: grad * kept)  # type: ignore[union-attr]
+            layer.bias.register_hook(lambda grad: grad * neurons)  # type: ignore[union-attr]
+            parameters += [layer.values, layer.bias]  # type: ignore[list-item]
+        return parameters
+
+    def _checked(self, checkpoint: Checkpoint, what: str) -> Checkpoint:
+        assert self._layout is not None
+        if checkpoint.layout != self._layout.signature():
+            raise ValueError(
+                f"{WHERE}: {what} was trained on another space's layout (its stages: "
+                f"{checkpoint.layout.get('stage_names')}, inputs {checkpoint.layout.get('width')}; "
+                f"this space: {list(self._layout.stage_names)}, inputs {self._layout.width})"
+            )
+        if checkpoint.architecture != self.architecture:
+            self.architecture = checkpoint.architecture  # the weights decide the shape
+        return checkpoint
+
+    def _resolved_metadata(self) -> MetaData:
+        from automl_core.metastore import resolve_metadata
+        from automl_core.plugins import load_plugins
+
+        assert self.metadata is not None
+        return resolve_metadata(self.metadata, self.metadata_params, load_plugins())
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        model = state.pop("_model")
+        state["_fitted_state"] = None if model is None else model.state_dict()
+        state["_train"] = None if model is None else (model.train_inputs[0], model.train_targets)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        fitted, train = state.pop("_fitted_state"), state.pop("_train")
+        self.__dict__.update(state)
+        self._model = None
+        if fitted is not None and self._layout is not None:
+            model = self.architecture.build(self._layout, self.seed)
+            model.load_state_dict(fitted)
+            model.set_train_data(train[0], train[1], strict=False)
+            self._model = model
+
+
+def _numeric_columns(width: int) -> list[EncodingColumn]:
+    return [EncodingColumn(f"x{i}") for i in range(width)]

@@ -1,0 +1,99 @@
+"""DeepPipe in the searches that take a surrogate: smbo and mcts on a pool (a table-lookup
+run; smbo's EI over the whole pool) and smbo on a pipeline space."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from automl_core.contracts import SearchContext
+from automl_core.history import RunHistory
+from automl_core.metastore import save_metadata
+from automl_core.plugins import load_plugins
+from automl_core.recipe import parse_recipe
+from automl_core.run_folder import HISTORY_FILE
+from automl_core.runner import run
+from automl_core.testing.spaces import loss_of, pipeline_space
+from automl_core.trial import Result, Status, Trial
+from automl_surrogate_deeppipe.surrogate import DeepPipeSurrogate
+
+SMALL = {"width_factor": 2, "steps": 20}
+
+
+@pytest.mark.parametrize(
+    ("strategy", "params"),
+    [("smbo", {"initial_design": 3}), ("mcts", {})],
+)
+def test_a_lookup_run_searches_the_pool_with_it(family, tmp_path, strategy, params):
+    folder = tmp_path / "meta"
+    save_metadata(family, folder)
+    recipe = parse_recipe(
+        {
+            "name": "deeppipe",
+            "task": {
+                "benchmark": {"name": "table", "params": {"path": str(folder)}},
+                "dataset": "t15",
+            },
+            "search": {
+                "strategy": strategy,
+                "params": params,
+                "surrogate": {"name": "deeppipe", "params": SMALL},
+            },
+            "budget": {"trials": 9},
+            "seed": 0,
+        }
+    )
+    summary = run(recipe, tmp_path / "run")
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        trials = history.trials()
+    assert len(trials) == 9 and all(t.status == "ok" for t in trials)
+    assert summary.benchmark["normalised_regret"] >= 0
+    assert len({t.trial.config["candidate"] for t in trials}) == 9  # no pipeline twice
+
+
+def test_a_transfer_lookup_run_names_its_meta_data_folder(family, tmp_path):
+    folder = tmp_path / "meta"
+    save_metadata(family, folder)
+    recipe = parse_recipe(
+        {
+            "name": "deeppipe",
+            "task": {
+                "benchmark": {"name": "table", "params": {"path": str(folder)}},
+                "dataset": "t16",
+            },
+            "search": {
+                "strategy": "smbo",
+                "params": {"initial_design": 3},
+                "surrogate": {
+                    "name": "deeppipe",
+                    "params": {"metadata": str(folder), "preset": "quick"},
+                },
+            },
+            "budget": {"trials": 6},
+            "seed": 0,
+        }
+    )
+    run(recipe, tmp_path / "run")
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        assert history.count() == 6
+
+
+def test_smbo_on_a_pipeline_space_uses_the_component_blocks():
+    space = pipeline_space()
+    strategy = load_plugins().create("search_strategy", "smbo", {"initial_design": 4})
+    made: list[DeepPipeSurrogate] = []
+
+    def factory() -> DeepPipeSurrogate:
+        made.append(DeepPipeSurrogate(**SMALL))
+        return made[-1]
+
+    strategy.setup(SearchContext(space=space, seed=0, surrogate_factory=factory))
+    for _ in range(8):
+        candidate = strategy.ask()
+        trial_loss = loss_of(space, candidate.config)
+        strategy.tell(Trial(0, candidate.config), Result(Status.OK, trial_loss))
+    layout = made[0].layout
+    assert layout is not None and layout.stage_names == tuple(s.name for s in space.blocks().stages)
+    assert len(layout.components()) == sum(len(s.components) for s in space.blocks().stages)
+    mean, std = made[0].predict(space.sample_vectors(np.random.default_rng(0), 5))
+    assert np.isfinite(mean).all() and (std > 0).all()

@@ -1,0 +1,224 @@
+"""DeepPipe as a surrogate: fitted predictions, determinism, transfer from meta-training,
+checkpoints, a new algorithm after meta-training, and the errors users meet."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from synthetic import family_metadata
+
+from automl_surrogate_deeppipe.metatrain import (
+    Checkpoint,
+    cached_meta_train,
+    checkpoint_dir,
+    meta_train,
+)
+from automl_surrogate_deeppipe.surrogate import DeepPipeSurrogate
+
+SMALL = {"width_factor": 2, "steps": 40}
+
+
+def observed(metadata, dataset: str, n: int, seed: int = 0):
+    """``n`` observed pipelines of ``dataset`` (rows, losses) and the rest."""
+    losses = metadata.performance[metadata.row(dataset)]
+    seen = np.flatnonzero(np.isfinite(losses))
+    order = np.random.default_rng(seed).permutation(seen)
+    pool = metadata.pool.encodings
+    return (pool[order[:n]], losses[order[:n]]), (pool[order[n:]], losses[order[n:]])
+
+
+def prepared(surrogate: DeepPipeSurrogate, pool) -> DeepPipeSurrogate:
+    surrogate.prepare(pool.columns())
+    surrogate.prepare_space(pool)
+    return surrogate
+
+
+def gaussian_nll(mean, std, y) -> float:
+    return float(np.mean(0.5 * np.log(2 * np.pi * std**2) + (y - mean) ** 2 / (2 * std**2)))
+
+
+def test_a_fitted_model_predicts_a_finite_mean_and_std_per_row(family):
+    (X, y), (rest, _) = observed(family, "t15", 20)
+    surrogate = prepared(DeepPipeSurrogate(**SMALL), family.pool).fit(X, y)
+    mean, std = surrogate.predict(rest)
+    assert mean.shape == std.shape == (len(rest),)
+    assert np.isfinite(mean).all() and np.isfinite(std).all() and (std > 0).all()
+
+
+def test_the_same_seed_gives_the_same_predictions(family):
+    (X, y), (rest, _) = observed(family, "t15", 20)
+    first = prepared(DeepPipeSurrogate(seed=3, **SMALL), family.pool).fit(X, y).predict(rest)
+    second = prepared(DeepPipeSurrogate(seed=3, **SMALL), family.pool).fit(X, y).predict(rest)
+    other = prepared(DeepPipeSurrogate(seed=4, **SMALL), family.pool).fit(X, y).predict(rest)
+    assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+    assert not np.allclose(first[0], other[0])
+
+
+def test_meta_training_lowers_held_out_nll_below_the_non_transfer_model(family):
+    """On the held-out tasks, after 10 observations each, the meta-trained model predicts
+    the other pipelines' losses with a lower NLL than the same network trained from scratch."""
+    checkpoint = meta_train(family, family.pool, settings="quick", architecture=None, seed=0)
+    assert checkpoint.info["train_tasks"] == 12 and checkpoint.info["validation_tasks"] == 3
+    path = checkpoint_dir() / "family.pt"
+    checkpoint.save(path)
+    transfer, scratch = [], []
+    for dataset in family.splits["test"]:
+        (X, y), (rest, truth) = observed(family, dataset, 10)
+        for checkpoint_path, scores in ((path, transfer), (None, scratch)):
+            surrogate = DeepPipeSurrogate(checkpoint=checkpoint_path, steps=100)
+            mean, std = prepared(surrogate, family.pool).fit(X, y).predict(rest)
+            scores.append(gaussian_nll(mean, std, truth))
+    assert np.mean(transfer) < np.mean(scratch), (transfer, scratch)
+
+
+def test_meta_training_keeps_the_best_validation_checkpoint_and_round_trips(family, tmp_path):
+    checkpoint = meta_train(family, family.pool, settings="quick", seed=1)
+    curve = checkpoint.info["curve"]
+    assert len(curve) == checkpoint.info["epochs_run"] == 5
+    assert (
+        checkpoint.info["validation_nll"] == min(row[2] for row in curve)
+        or checkpoint.info["best_epoch"] == 0
+    )
+    checkpoint.save(tmp_path / "c.pt")
+    loaded = Checkpoint.load(tmp_path / "c.pt")
+    assert loaded.layout == checkpoint.layout and loaded.architecture == checkpoint.architecture
+    assert loaded.info["validation_nll"] == checkpoint.info["validation_nll"]
+    assert all(torch.equal(loaded.state[k], v) for k, v in checkpoint.state.items())
+    (X, y), (rest, _) = observed(family, "t16", 15)
+    a = (
+        prepared(DeepPipeSurrogate(checkpoint=tmp_path / "c.pt"), family.pool)
+        .fit(X, y)
+        .predict(rest)
+    )
+    surrogate = DeepPipeSurrogate()
+    surrogate.prepare(family.pool.columns())
+    surrogate._use_space(family.pool)
+    surrogate._meta = checkpoint
+    b = surrogate.fit(X, y).predict(rest)
+    assert np.allclose(a[0], b[0]) and np.allclose(a[1], b[1])
+
+
+def test_a_cached_checkpoint_is_loaded_not_trained_again(family):
+    first = cached_meta_train(family, family.pool, settings="quick")
+    files = list(checkpoint_dir().glob("*.pt"))
+    assert len(files) == 1
+    second = cached_meta_train(family, family.pool, settings="quick")
+    assert second.info["seconds"] == first.info["seconds"]  # read back, not measured again
+    assert len(list(checkpoint_dir().glob("*.pt"))) == 1
+    other = cached_meta_train(family, family.pool, settings="quick", seed=5)
+    assert other.info["key"] != first.info["key"] and len(list(checkpoint_dir().glob("*.pt"))) == 2
+
+
+def test_a_surrogate_naming_meta_data_meta_trains_through_meta_fit(family):
+    surrogate = DeepPipeSurrogate(preset="quick")
+    surrogate.meta_fit(family, family.pool)
+    surrogate.prepare(family.pool.columns())
+    (X, y), (rest, _) = observed(family, "t15", 12)
+    mean, _ = surrogate.fit(X, y).predict(rest)
+    assert surrogate.meta_checkpoint is not None and np.isfinite(mean).all()
+
+
+def test_kernel_only_fine_tuning_leaves_the_network_as_meta_trained(family):
+    checkpoint = cached_meta_train(family, family.pool, settings="quick")
+    (X, y), _ = observed(family, "t15", 12)
+    surrogate = DeepPipeSurrogate(preset="quick")
+    surrogate.meta_fit(family, family.pool)
+    surrogate.fit(X, y)
+    fitted = surrogate._model.state_dict()
+    network = [k for k in checkpoint.state if k.startswith("embedder.")]
+    assert network and all(torch.equal(fitted[k], checkpoint.state[k]) for k in network)
+    kernel = [k for k in checkpoint.state if k.startswith("covar_module.") and "raw" in k]
+    assert any(not torch.equal(fitted[k], checkpoint.state[k]) for k in kernel)
+    everything = DeepPipeSurrogate(preset="quick", fine_tune="all")
+    everything.meta_fit(family, family.pool)
+    everything.fit(X, y)
+    moved = everything._model.state_dict()
+    assert any(not torch.equal(moved[k], checkpoint.state[k]) for k in network)
+
+
+def test_a_new_algorithm_trains_only_its_own_encoder(family):
+    """The paper's Experiment 4: the model algorithm 1 is left out of meta-training; at test
+    time its encoder is drawn afresh and trained with the kernel, everything else frozen."""
+    omit = {"model": ["1"]}
+    surrogate = DeepPipeSurrogate(preset="quick", omit=omit, new_components=omit)
+    surrogate.meta_fit(family, family.pool)
+    assert surrogate.meta_checkpoint.info["omit"] == {"model": ["1"]}
+    (X, y), (rest, _) = observed(family, "t15", 20)
+    surrogate.fit(X, y)
+    meta, fitted = surrogate.meta_checkpoint.state, surrogate._model.state_dict()
+    layout = surrogate.layout
+    neurons = surrogate._new_neurons(surrogate._model)
+    encoder = surrogate._model.embedder.encoders[0]
+    new_weights = neurons[encoder.rows]
+    values = fitted["embedder.encoders.0.values"]
+    assert not torch.equal(values[new_weights], meta["embedder.encoders.0.values"][new_weights])
+    assert torch.equal(values[~new_weights], meta["embedder.encoders.0.values"][~new_weights])
+    assert all(
+        torch.equal(fitted[k], meta[k]) for k in meta if k.startswith("embedder.aggregation")
+    )
+    assert layout.index("model", "1") == 3
+    assert np.isfinite(surrogate.predict(rest)[0]).all()
+
+
+def test_the_surrogate_pickles_with_its_predictions(family):
+    (X, y), (rest, _) = observed(family, "t15", 15)
+    surrogate = prepared(DeepPipeSurrogate(**SMALL), family.pool).fit(X, y)
+    copy = pickle.loads(pickle.dumps(surrogate))
+    assert np.allclose(copy.predict(rest)[0], surrogate.predict(rest)[0])
+
+
+def test_a_checkpoint_of_another_space_is_refused_naming_both(family, tmp_path):
+    checkpoint = cached_meta_train(family, family.pool, settings="quick")
+    checkpoint.save(tmp_path / "c.pt")
+    from automl_core.testing.spaces import pool_space
+
+    other = pool_space()
+    with pytest.raises(ValueError, match="another space's layout"):
+        prepared(DeepPipeSurrogate(checkpoint=tmp_path / "c.pt"), other)
+
+
+def test_a_file_that_is_no_checkpoint_is_refused_naming_it(family, tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match=r"bad\.pt is not a usable checkpoint"):
+        prepared(DeepPipeSurrogate(checkpoint=bad), family.pool)
+
+
+def test_a_split_the_meta_data_lacks_is_named(family):
+    with pytest.raises(ValueError, match="no split 'fold9'"):
+        meta_train(family, family.pool, split="fold9", settings="quick")
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"preset": "huge"}, "preset"),
+        ({"fine_tune": "some"}, "fine_tune"),
+        ({"steps": 0}, "steps"),
+        ({"encoder_layers": 5}, "encoder_layers"),
+        ({"metadata": "pmf", "checkpoint": "x.pt"}, "give one"),
+        ({"metadata": 3}, "metadata"),
+    ],
+)
+def test_bad_parameters_are_refused_naming_them(params, match):
+    with pytest.raises(ValueError, match=match):
+        DeepPipeSurrogate(**params)
+
+
+def test_without_a_space_it_is_a_deep_kernel_over_the_whole_row():
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 4))
+    y = (X**2).sum(axis=1)
+    surrogate = DeepPipeSurrogate(**SMALL).fit(X, y)
+    mean, std = surrogate.predict(rng.random((5, 4)))
+    assert mean.shape == (5,) and np.isfinite(std).all()
+
+
+def test_meta_data_families_differ_by_seed():
+    assert not np.allclose(
+        np.nan_to_num(family_metadata(seed=0).performance),
+        np.nan_to_num(family_metadata(seed=1).performance),
+    )
