@@ -35,6 +35,7 @@ from automl_core.space import VectorSpace
 from automl_surrogate_deeppipe.layout import Layout, Selector, numeric_ranges
 from automl_surrogate_deeppipe.model import (
     DTYPE,
+    NETWORK_DTYPE,
     NUMERICAL_ERRORS,
     DeepKernelGP,
     negative_log_likelihood,
@@ -44,7 +45,7 @@ from automl_surrogate_deeppipe.model import (
 from automl_surrogate_deeppipe.network import PipelineEmbedder
 
 #: Bumped when a change makes older checkpoints wrong to load.
-FORMAT = 1
+FORMAT = 2  # 2: the network in float32
 CACHE_FOLDER = "deeppipe"
 
 
@@ -60,7 +61,9 @@ class Architecture:
         """A freshly initialised deep-kernel GP (the initialisation drawn from ``seed``)."""
         torch.manual_seed(seed)
         embedder = PipelineEmbedder(layout, self.encoder_layers, self.width_factor, self.latent)
-        return DeepKernelGP(embedder).to(DTYPE)
+        model = DeepKernelGP(embedder).to(DTYPE)
+        model.embedder.to(NETWORK_DTYPE)
+        return model
 
 
 @dataclass(frozen=True)

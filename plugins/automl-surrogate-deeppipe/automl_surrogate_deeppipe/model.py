@@ -25,9 +25,12 @@ from linear_operator.utils.errors import NanError, NotPSDError
 
 from automl_surrogate_deeppipe.network import PipelineEmbedder
 
-#: The dtype of the GP and the network: float64 keeps the Cholesky factorisations stable
-#: on near-duplicate pipelines, at about twice float32's cost on a CPU.
+#: The GP's dtype: float64 keeps the Cholesky factorisations stable on near-duplicate
+#: pipelines.
 DTYPE = torch.float64
+#: The network's dtype: float32, about twice as fast as float64 on a CPU; its embeddings are
+#: cast to :data:`DTYPE` before the kernel reads them.
+NETWORK_DTYPE = torch.float32
 #: Failures that mean "this kernel matrix could not be factorised", not a bug.
 NUMERICAL_ERRORS = (NotPSDError, NanError, torch.linalg.LinAlgError)
 
@@ -46,10 +49,15 @@ class DeepKernelGP(gpytorch.models.ExactGP):
         self.covar_module = gpytorch.kernels.ScaleKernel(
             gpytorch.kernels.MaternKernel(nu=2.5, ard_num_dims=embedder.latent)
         )
+        #: True when the rows it is given are embeddings already (a frozen network's, computed
+        #: once): the GP then trains and predicts on them without running the network
+        self.reads_embeddings = False
 
     def embed(self, packed: torch.Tensor) -> torch.Tensor:
+        if self.reads_embeddings:
+            return packed
         inputs, selector = packed[:, : -self.stages], packed[:, -self.stages :]
-        return self.embedder(inputs, selector.round().long())
+        return self.embedder(inputs.to(NETWORK_DTYPE), selector.round().long()).to(DTYPE)
 
     def forward(self, packed: torch.Tensor) -> gpytorch.distributions.MultivariateNormal:
         z = self.embed(packed)

@@ -15,6 +15,10 @@ Where the weights come from:
   it with ``preset``, or taken from the cache when it was before;
 - neither: non-transfer.
 
+With the network frozen (meta-trained weights, ``fine_tune: kernel``) a row's embedding never
+changes during a search: each row is embedded once, and every fit and prediction after that
+reads the stored embedding (a pool of 25,000 pipelines is embedded at the first step only).
+
 An algorithm that meta-training never saw (``new_components``, the paper's Experiment 4)
 keeps its randomly initialised encoder, which is trained with the kernel while every other
 encoder and the aggregation layers stay frozen.
@@ -23,7 +27,7 @@ encoder and the aggregation layers stay frozen.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,7 @@ from automl_surrogate_deeppipe.metatrain import (
 )
 from automl_surrogate_deeppipe.model import (
     DTYPE,
+    NETWORK_DTYPE,
     DeepKernelGP,
     Steps,
     fine_tune,
@@ -120,6 +125,8 @@ class DeepPipeSurrogate(Surrogate):
         self._last_state: dict[str, torch.Tensor] | None = None
         self._model: DeepKernelGP | None = None
         self._scale = (0.0, 1.0)
+        #: with the network frozen, each row's embedding, computed once
+        self._embeddings: EmbeddingCache | None = None
 
     # -- the contract ------------------------------------------------------------------------
     def prepare(self, columns: Sequence[EncodingColumn]) -> None:
@@ -172,17 +179,18 @@ class DeepPipeSurrogate(Surrogate):
         y = check_losses(y, len(X), WHERE)
         targets, mean, scale = standardise(y)
         self._scale = (mean, scale)
-        packed = self._pack(X)
         with torch_threads(self.threads):
             model = self._start()
+            model.reads_embeddings = self._network_frozen()
+            inputs = self._inputs(model, X)
             fine_tune(
                 model,
-                packed,
+                inputs,
                 torch.as_tensor(targets, dtype=DTYPE),
                 self._trainable(model),
                 Steps(steps=self.steps, lr=self.lr),
             )
-        model.set_train_data(packed, torch.as_tensor(targets, dtype=DTYPE), strict=False)
+        model.set_train_data(inputs, torch.as_tensor(targets, dtype=DTYPE), strict=False)
         if self._meta is None:
             self._last_state = copy.deepcopy(model.state_dict())
         self._model = model
@@ -194,7 +202,7 @@ class DeepPipeSurrogate(Surrogate):
         X = np.asarray(X, dtype=float)
         check_encoded(X, self._layout.columns, WHERE)
         with torch_threads(self.threads):
-            mean, std = posterior(self._model, self._pack(X))
+            mean, std = posterior(self._model, self._inputs(self._model, X))
         offset, scale = self._scale
         return mean * scale + offset, std * scale
 
@@ -212,7 +220,7 @@ class DeepPipeSurrogate(Surrogate):
         """φ of encoded rows under the current weights (fitted, else meta-trained or initial)."""
         model = self._model or self._start()
         with torch.no_grad():
-            return model.embed(self._pack(np.asarray(X, dtype=float))).numpy()
+            return model.embed(self._inputs(model, np.asarray(X, dtype=float))).numpy()
 
     # -- helpers ------------------------------------------------------------------------------
     def _use_space(self, space: VectorSpace) -> None:
@@ -230,6 +238,20 @@ class DeepPipeSurrogate(Surrogate):
         )
         self._layout = Layout.of(columns, blocks)
         self._selector = None
+
+    def _network_frozen(self) -> bool:
+        """True when fits train the kernel only, on the meta-trained network's embeddings."""
+        return self._meta is not None and self.fine_tune == "kernel" and not self.new_components
+
+    def _inputs(self, model: DeepKernelGP, X: np.ndarray) -> torch.Tensor:
+        """What ``model`` reads for the rows ``X``: their stored embeddings when it reads
+        embeddings, else the packed inputs."""
+        if not model.reads_embeddings:
+            return self._pack(X)
+        if self._embeddings is None:
+            frozen = self._start()
+            self._embeddings = EmbeddingCache(lambda rows: _embedded(frozen, self._pack(rows)))
+        return torch.as_tensor(self._embeddings(X), dtype=DTYPE)
 
     def _pack(self, X: np.ndarray) -> torch.Tensor:
         assert self._layout is not None
@@ -285,7 +307,7 @@ class DeepPipeSurrogate(Surrogate):
     def _new_encoder_parameters(self, model: DeepKernelGP) -> list[torch.nn.Parameter]:
         """The encoder layers' parameters, with gradients masked to the new components'
         weights: Adam moves nothing whose gradient is always zero."""
-        neurons = self._new_neurons(model).to(DTYPE)
+        neurons = self._new_neurons(model).to(NETWORK_DTYPE)
         parameters = []
         for layer in model.embedder.encoders:
             kept = neurons[layer.rows]  # type: ignore[index]
@@ -304,6 +326,7 @@ class DeepPipeSurrogate(Surrogate):
             )
         if checkpoint.architecture != self.architecture:
             self.architecture = checkpoint.architecture  # the weights decide the shape
+        self._embeddings = None  # embeddings of other weights
         return checkpoint
 
     def _resolved_metadata(self) -> MetaData:
@@ -316,19 +339,57 @@ class DeepPipeSurrogate(Surrogate):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         model = state.pop("_model")
+        state["_embeddings"] = None  # recomputed on demand
+        state["_reads_embeddings"] = model is not None and model.reads_embeddings
         state["_fitted_state"] = None if model is None else model.state_dict()
         state["_train"] = None if model is None else (model.train_inputs[0], model.train_targets)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         fitted, train = state.pop("_fitted_state"), state.pop("_train")
+        reads_embeddings = state.pop("_reads_embeddings", False)
         self.__dict__.update(state)
         self._model = None
         if fitted is not None and self._layout is not None:
             model = self.architecture.build(self._layout, self.seed)
             model.load_state_dict(fitted)
+            model.reads_embeddings = reads_embeddings
             model.set_train_data(train[0], train[1], strict=False)
             self._model = model
+
+
+class EmbeddingCache:
+    """Rows' embeddings under fixed weights, each row embedded once (looked up by the bytes
+    of its encoding): at every BO step a pool search asks again for nearly the same rows."""
+
+    def __init__(self, embed: Callable[[np.ndarray], np.ndarray], limit: int = 1_000_000) -> None:
+        self._embed, self._limit = embed, limit
+        self._index: dict[bytes, int] = {}
+        self._table = np.zeros((0, 0))
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        X = np.ascontiguousarray(X, dtype=float)
+        keys = [row.tobytes() for row in X]
+        new: dict[bytes, int] = {}  # a row not seen before -> its first position in X
+        for i, key in enumerate(keys):
+            if key not in self._index:
+                new.setdefault(key, i)
+        if len(self._index) + len(new) > self._limit:
+            return self._embed(X)  # too many distinct rows to keep: embed without storing
+        if new:
+            fresh = self._embed(X[list(new.values())])
+            start = len(self._table)
+            self._table = fresh if start == 0 else np.vstack([self._table, fresh])
+            self._index.update((key, start + j) for j, key in enumerate(new))
+        return self._table[[self._index[key] for key in keys]]
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+def _embedded(model: DeepKernelGP, packed: torch.Tensor) -> np.ndarray:
+    with torch.no_grad():
+        return model.embed(packed).numpy()
 
 
 def _numeric_columns(width: int) -> list[EncodingColumn]:

@@ -139,6 +139,29 @@ def test_kernel_only_fine_tuning_leaves_the_network_as_meta_trained(family):
     assert any(not torch.equal(moved[k], checkpoint.state[k]) for k in network)
 
 
+def test_a_frozen_network_embeds_each_row_once_and_predicts_as_if_it_ran_each_time(family):
+    """Kernel-only fine-tuning reads stored embeddings: the same fit and predictions as a
+    model that runs the network at every step, and a row is embedded at its first request."""
+    (X, y), (rest, _) = observed(family, "t15", 15)
+    cached = DeepPipeSurrogate(preset="quick")
+    cached.meta_fit(family, family.pool)
+    cached.prepare(family.pool.columns())
+    mean, std = cached.fit(X, y).predict(rest)
+    assert cached._model.reads_embeddings and len(cached._embeddings) == len(X) + len(rest)
+    cached.fit(X[:10], y[:10])  # nothing new to embed
+    assert len(cached._embeddings) == len(X) + len(rest)
+    cached.fit(X, y)
+    running = DeepPipeSurrogate(preset="quick")
+    running.meta_fit(family, family.pool)
+    running.prepare(family.pool.columns())
+    running._network_frozen = lambda: False  # the network runs on every row, every time
+    expected = running.fit(X, y).predict(rest)
+    assert not running._model.reads_embeddings
+    assert np.allclose(mean, expected[0]) and np.allclose(std, expected[1])
+    again = pickle.loads(pickle.dumps(cached))
+    assert np.allclose(again.predict(rest)[0], mean)
+
+
 def test_a_new_algorithm_trains_only_its_own_encoder(family):
     """The paper's Experiment 4: the model algorithm 1 is left out of meta-training; at test
     time its encoder is drawn afresh and trained with the kernel, everything else frozen."""
@@ -222,3 +245,20 @@ def test_meta_data_families_differ_by_seed():
         np.nan_to_num(family_metadata(seed=0).performance),
         np.nan_to_num(family_metadata(seed=1).performance),
     )
+
+
+def test_the_embedding_cache_embeds_repeated_rows_once_and_keeps_their_order():
+    from automl_surrogate_deeppipe.surrogate import EmbeddingCache
+
+    calls = []
+
+    def embed(rows):
+        calls.append(len(rows))
+        return rows.sum(axis=1, keepdims=True)
+
+    cache = EmbeddingCache(embed, limit=4)
+    X = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]])
+    assert cache(X).ravel().tolist() == [3.0, 7.0, 3.0] and calls == [2]
+    assert cache(X[::-1]).ravel().tolist() == [3.0, 7.0, 3.0] and calls == [2]
+    more = np.array([[5.0, 0.0], [6.0, 0.0], [7.0, 0.0]])  # past the limit: embedded, not kept
+    assert cache(more).ravel().tolist() == [5.0, 6.0, 7.0] and len(cache) == 2
