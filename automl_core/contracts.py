@@ -256,9 +256,9 @@ class Surrogate(abc.ABC):
     def meta_fit(self, metadata: MetaData, space: SearchSpace) -> None:  # noqa: B027
         """Pre-train on other datasets (DeepPipe, shared latent space); optional."""
 
-    def prepare_space(self, space: VectorSpace) -> None:  # noqa: B027
-        """Told, after ``prepare``, the space whose rows it models, for a surrogate that encodes
-        each component apart (:meth:`VectorSpace.blocks`, DeepPipe); optional."""
+    def prepare_space(self, space: VectorSpace, task: TaskDescription | None = None) -> None:  # noqa: B027
+        """Told, after ``prepare``, the space whose rows it models (for a surrogate that encodes
+        each component apart, DeepPipe) and the task (meta-training leaves it out); optional."""
 
 
 @dataclass(frozen=True)

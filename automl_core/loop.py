@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import traceback
 import warnings
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
@@ -24,6 +25,10 @@ from automl_core.run_folder import ELAPSED, RunInfo
 from automl_core.space import SearchSpace
 from automl_core.trial import Candidate, Result, Status, Trial
 
+#: How many of the strategy's latest asks the budget remembers: it stops asking when the
+#: longest of them would not end within the wall time left.
+ASKS_REMEMBERED = 5
+
 
 class Budget:
     """Counts trials and seconds; says when the search must stop asking.
@@ -31,7 +36,9 @@ class Budget:
     ``seconds`` is the whole run's wall time, counted from ``started`` (a
     ``time.monotonic()`` value: when the run began, so its set-up counts), plus ``spent``
     seconds of an interrupted run. The search stops ``reserve`` seconds before its end,
-    the time the run needs after the search (:meth:`~automl_core.tasks.Task.time_to_finish`).
+    the time the run needs after the search (:meth:`~automl_core.tasks.Task.time_to_finish`),
+    and does not ask the strategy again when its recent asks took longer than what is left
+    (a surrogate that takes seconds to fit would otherwise run past the wall time).
     """
 
     def __init__(
@@ -45,6 +52,11 @@ class Budget:
         self.seconds = seconds
         self.started = (time.monotonic() if started is None else started) - spent
         self.reserve = 0.0
+        self._asks: deque[float] = deque(maxlen=ASKS_REMEMBERED)
+
+    def record_ask(self, seconds: float) -> None:
+        """How long the strategy's latest ask took."""
+        self._asks.append(seconds)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -58,7 +70,8 @@ class Budget:
     def exhausted(self, asked: int) -> str | None:
         if self.trials is not None and asked >= self.trials:
             return "trial budget reached"
-        if self.remaining_seconds() == 0.0:
+        remaining = self.remaining_seconds()
+        if remaining == 0.0 or (remaining is not None and remaining < max(self._asks, default=0)):
             return "wall-time budget reached"
         return None
 
@@ -98,7 +111,9 @@ def search(
                 stopped = budget.exhausted(asked) or ""
                 if stopped:
                     break
+                asking = time.monotonic()
                 candidate = call_plugin("search strategy", "ask", setup.strategy.ask)
+                budget.record_ask(time.monotonic() - asking)
                 if candidate is None:
                     stopped = "search space exhausted"
                     break

@@ -467,3 +467,21 @@ def test_with_an_ensemble_the_search_keeps_back_the_refits_of_the_next_best_tria
     assert task.time_to_finish(best, recipe, quick) == pytest.approx(alone + expected)
     slow = [best, *(stored(i, 50.0) for i in range(1, 5))]
     assert task.time_to_finish(best, recipe, slow) == pytest.approx(alone + ENSEMBLE_SHARE * 100)
+
+
+def test_the_search_does_not_ask_again_when_an_ask_would_outlast_the_wall_time():
+    """A strategy whose asks take seconds (a deep-kernel surrogate's fit) is not asked when
+    the longest of its recent asks is longer than the wall time left."""
+    import time
+
+    from automl_core.loop import ASKS_REMEMBERED, Budget
+
+    budget = Budget(None, 100.0, started=time.monotonic() - 90.0)  # about 10 s left
+    assert budget.exhausted(0) is None
+    budget.record_ask(1.0)
+    assert budget.exhausted(0) is None
+    budget.record_ask(30.0)
+    assert budget.exhausted(0) == "wall-time budget reached"
+    for _ in range(ASKS_REMEMBERED):  # the slow ask is forgotten after a few quick ones
+        budget.record_ask(1.0)
+    assert budget.exhausted(0) is None

@@ -60,7 +60,7 @@ class NewConfigurations:
             self.surrogate = context.surrogate_factory()
             if self.vectors is not None:
                 self.surrogate.prepare(self.vectors.columns())
-                self.surrogate.prepare_space(self.vectors)
+                self.surrogate.prepare_space(self.vectors, context.task)
         # The encoded width is read from a random sample, not from ``space.columns()``: the
         # draw is part of every seeded run's random stream (the results in
         # docs/benchmarks.md were made with it), and dropping it would change every proposal.

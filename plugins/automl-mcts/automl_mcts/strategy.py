@@ -129,7 +129,7 @@ class MCTS(SearchStrategy):
         self.decisions: Decisions = make_decisions(space, self.order, self.n_neighbours)
         self.surrogate: Surrogate = context.surrogate_factory()
         self.surrogate.prepare(space.columns())
-        self.surrogate.prepare_space(space)
+        self.surrogate.prepare_space(space, context.task)
         self.tree: dict[Structure, Node] = {(): Node()}
         self._options: dict[Structure, list[int]] = {}
         #: every result: (item, structure, loss), in the order told

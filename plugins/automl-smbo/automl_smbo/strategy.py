@@ -88,7 +88,7 @@ class SMBO(SearchStrategy):
         self.rng = np.random.default_rng(context.seed)
         self.surrogate: Surrogate = context.surrogate_factory()
         self.surrogate.prepare(self.space.columns())
-        self.surrogate.prepare_space(self.space)
+        self.surrogate.prepare_space(self.space, context.task)
         #: every configuration proposed or told, by key (on a pool, the ranking leaves out
         #: their candidates)
         self.seen: dict[str, Config] = {}

@@ -214,10 +214,12 @@ def meta_train(
     settings: MetaTraining | str = "default",
     seed: int = 0,
     omit: Mapping[str, Sequence[str]] | None = None,
+    exclude: Sequence[str] = (),
     threads: int | None = None,
     progress: Callable[[int, float, float], None] | None = None,
 ) -> Checkpoint:
-    """Algorithm 1 on ``metadata``'s pool (``space``: the pool or a restriction of it)."""
+    """Algorithm 1 on ``metadata``'s pool (``space``: the pool or a restriction of it),
+    leaving the ``exclude`` datasets out of both meta-training and meta-validation."""
     architecture = architecture or Architecture()
     settings = PRESETS[settings] if isinstance(settings, str) else settings
     layout = Layout.of(space.columns(), space.blocks(), numeric_ranges(space))
@@ -231,6 +233,9 @@ def meta_train(
         np.hstack([layout.transform(rows), selectors.astype(float)]), dtype=DTYPE
     )
     train_names, validation_names = split_datasets(metadata, split, validation, seed)
+    left_out = set(exclude)
+    train_names = [d for d in train_names if d not in left_out]
+    validation_names = [d for d in validation_names if d not in left_out]
     keep = without_components(space, selectors, omit)
     train = tasks_of(metadata, train_names, keep)
     held = tasks_of(metadata, validation_names, keep)
@@ -287,6 +292,7 @@ def meta_train(
         "settings": asdict(settings),
         "seed": seed,
         "omit": {k: list(v) for k, v in (omit or {}).items()},
+        "exclude": sorted(exclude),
         "epochs_run": epochs_run,
         "best_epoch": best_epoch,
         "validation_nll": best,
@@ -360,6 +366,7 @@ def cache_key(
     settings: MetaTraining,
     seed: int,
     omit: Mapping[str, Sequence[str]] | None,
+    exclude: Sequence[str] = (),
 ) -> str:
     """The key of a checkpoint: everything its weights depend on."""
     document = {
@@ -372,6 +379,8 @@ def cache_key(
         "seed": seed,
         "omit": {k: sorted(v) for k, v in sorted((omit or {}).items())},
     }
+    if exclude:  # (keys of checkpoints that leave nothing out are those of earlier versions)
+        document["exclude"] = sorted(exclude)
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -385,6 +394,7 @@ def cached_meta_train(
     settings: MetaTraining | str = "default",
     seed: int = 0,
     omit: Mapping[str, Sequence[str]] | None = None,
+    exclude: Sequence[str] = (),
     threads: int | None = None,
     cache: bool = True,
     progress: Callable[[int, float, float], None] | None = None,
@@ -393,7 +403,7 @@ def cached_meta_train(
     meta-data with the same settings."""
     architecture = architecture or Architecture()
     resolved = PRESETS[settings] if isinstance(settings, str) else settings
-    key = cache_key(metadata, split, validation, architecture, resolved, seed, omit)
+    key = cache_key(metadata, split, validation, architecture, resolved, seed, omit, exclude)
     path = checkpoint_dir() / f"{key}.pt"
     if cache and path.exists():
         try:
@@ -409,6 +419,7 @@ def cached_meta_train(
         settings=resolved,
         seed=seed,
         omit=omit,
+        exclude=exclude,
         threads=threads,
         progress=progress,
     )

@@ -15,6 +15,11 @@ Where the weights come from:
   it with ``preset``, or taken from the cache when it was before;
 - neither: non-transfer.
 
+Meta-training leaves out the datasets named in ``exclude`` and, with ``exclude_self`` (the
+default), the task's own dataset under any of its names, as the knd and portfolio
+warm-starters do: a search on a dataset of the meta-data is then a fair leave-one-out, not a
+model that has seen the answers.
+
 With the network frozen (meta-trained weights, ``fine_tune: kernel``) a row's embedding never
 changes during a search: each row is embedded once, and every fit and prediction after that
 reads the stored embedding (a pool of 25,000 pipelines is embedded at the first step only).
@@ -34,8 +39,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from automl_core.contracts import MetaData, Surrogate
-from automl_core.metastore import check_metadata_reference
+from automl_core.contracts import MetaData, Surrogate, TaskDescription
+from automl_core.metastore import check_dataset_ids, check_metadata_reference, left_out_datasets
 from automl_core.space import (
     ComponentBlock,
     EncodingBlocks,
@@ -89,6 +94,8 @@ class DeepPipeSurrogate(Surrogate):
         lr: float = 1e-3,
         new_components: Mapping[str, Sequence[str]] | None = None,
         omit: Mapping[str, Sequence[str]] | None = None,
+        exclude: Sequence[str] = (),
+        exclude_self: bool = True,
         seed: int = 0,
         threads: int | None = 1,
         cache: bool = True,
@@ -106,6 +113,8 @@ class DeepPipeSurrogate(Surrogate):
             raise ValueError(f"encoder_layers: got {encoder_layers!r}, expected 0, 1, 2 or 3")
         if width_factor < 1 or latent < 1:
             raise ValueError("width_factor and latent must be positive integers")
+        if not isinstance(exclude_self, bool):
+            raise ValueError(f"exclude_self: got {exclude_self!r}, expected true or false")
         if metadata is not None and checkpoint is not None:
             raise ValueError("metadata and checkpoint: give one, the weights come from either")
         self.metadata, self.metadata_params = metadata, dict(metadata_params or {})
@@ -115,6 +124,10 @@ class DeepPipeSurrogate(Surrogate):
         self.fine_tune, self.steps, self.lr = fine_tune, steps, lr
         self.new_components = {k: list(v) for k, v in (new_components or {}).items()}
         self.omit = {k: list(v) for k, v in (omit or {}).items()}
+        self.exclude = check_dataset_ids("exclude", exclude)
+        self.exclude_self = exclude_self
+        #: the task the search is on (told by ``prepare_space``), left out of meta-training
+        self._task: TaskDescription | None = None
         self.seed, self.threads, self.cache = seed, threads, cache
         self._columns: list[EncodingColumn] | None = None
         self._layout: Layout | None = None
@@ -137,9 +150,10 @@ class DeepPipeSurrogate(Surrogate):
             )
         self._columns = list(columns)
 
-    def prepare_space(self, space: VectorSpace) -> None:
+    def prepare_space(self, space: VectorSpace, task: TaskDescription | None = None) -> None:
         """Build the per-component layout from ``space``, and load or meta-train the weights
-        its ``metadata`` / ``checkpoint`` name."""
+        its ``metadata`` / ``checkpoint`` name (without ``task``'s dataset)."""
+        self._task = task
         self._use_space(space)
         if self.checkpoint is not None:
             self._meta = self._checked(Checkpoint.load(Path(self.checkpoint)), str(self.checkpoint))
@@ -165,6 +179,7 @@ class DeepPipeSurrogate(Surrogate):
             settings=self.preset,
             seed=self.seed,
             omit=self.omit,
+            exclude=self._left_out(metadata),
             threads=None,
             cache=self.cache,
         )
@@ -328,6 +343,12 @@ class DeepPipeSurrogate(Surrogate):
             self.architecture = checkpoint.architecture  # the weights decide the shape
         self._embeddings = None  # embeddings of other weights
         return checkpoint
+
+    def _left_out(self, metadata: MetaData) -> list[str]:
+        """The meta-data's datasets that meta-training must not see."""
+        if self._task is None:
+            return [d for d in metadata.datasets if d in set(self.exclude)]
+        return left_out_datasets(metadata.datasets, self._task, self.exclude, self.exclude_self)
 
     def _resolved_metadata(self) -> MetaData:
         from automl_core.metastore import resolve_metadata

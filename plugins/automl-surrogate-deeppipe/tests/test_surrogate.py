@@ -262,3 +262,24 @@ def test_the_embedding_cache_embeds_repeated_rows_once_and_keeps_their_order():
     assert cache(X[::-1]).ravel().tolist() == [3.0, 7.0, 3.0] and calls == [2]
     more = np.array([[5.0, 0.0], [6.0, 0.0], [7.0, 0.0]])  # past the limit: embedded, not kept
     assert cache(more).ravel().tolist() == [5.0, 6.0, 7.0] and len(cache) == 2
+
+
+def test_meta_training_leaves_the_tasks_own_dataset_out(family):
+    """A search on a meta-training dataset (here t3, under an alias) meta-trains without it,
+    into a checkpoint of its own; ``exclude_self: false`` keeps it."""
+    from automl_core.contracts import TaskDescription
+
+    task = TaskDescription("other-name", "classification", 100, 5, "error", aliases=("T3",))
+    surrogate = DeepPipeSurrogate(preset="quick", exclude=["t4"])
+    surrogate.prepare(family.pool.columns())
+    surrogate._task = task
+    surrogate.meta_fit(family, family.pool)
+    info = surrogate.meta_checkpoint.info
+    assert info["exclude"] == ["t3", "t4"] and info["train_tasks"] == 10
+    keeping = DeepPipeSurrogate(preset="quick", exclude_self=False)
+    keeping._task = task
+    keeping.meta_fit(family, family.pool)
+    assert keeping.meta_checkpoint.info["exclude"] == []
+    assert keeping.meta_checkpoint.info["key"] != info["key"]
+    with pytest.raises(ValueError, match="exclude_self"):
+        DeepPipeSurrogate(exclude_self="yes")
