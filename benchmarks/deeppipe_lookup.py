@@ -3,9 +3,11 @@
 smbo:gp in the same run, on the same datasets and seeds.
 
 Each method is a real run (``automl run`` with ``task: {benchmark: ..., dataset: ...}``,
-``warmstart: initial-ids``), written ``NAME[:SURROGATE][+PARAM=VALUE...]``, e.g.
+``warmstart: initial-ids``), written ``NAME[:SURROGATE][@STARTER][+PARAM=VALUE...]``, e.g.
 ``smbo:deeppipe`` (non-transfer), ``smbo:deeppipe+metadata=pmf`` (meta-trained on PMF's
-training split, the checkpoint cached), ``mcts:deeppipe+metadata=pmf``. Prints, after 10,
+training split, the checkpoint cached), ``mcts:deeppipe+metadata=pmf``, ``smbo:gp@portfolio``
+(the first 5 members of Auto-sklearn 2.0's portfolio built on the meta-data's training split
+instead of the ``init_ids``; ``@knd`` likewise, on meta-data with meta-features). Prints, after 10,
 25, 50 and 100 trials, the mean normalised regret and the mean rank, the Friedman test and
 Nemenyi's critical difference of the final ranks (``automl compare``'s statistics), and the
 seconds per search step:
@@ -39,10 +41,20 @@ POINTS = (10, 25, 50, 100)
 INITIAL = 5
 
 
+def warmstart_of(method: str, split: str) -> dict | str:
+    """``smbo:gp@portfolio`` -> a portfolio (or knd) warm start of :data:`INITIAL`
+    configurations learned on ``split``; otherwise the meta-data's ``init_ids``."""
+    starter = method.split("+")[0].partition("@")[2]
+    if not starter:
+        return "initial-ids"
+    params = {"split": split, "size": INITIAL} if starter == "portfolio" else {}
+    return {"starter": starter, "params": params, "configs": INITIAL}
+
+
 def search_of(method: str) -> dict:
     """``smbo:deeppipe+metadata=pmf+fine_tune=all`` -> the recipe's search section."""
     head, *pairs = method.split("+")
-    strategy, _, surrogate = head.partition(":")
+    strategy, _, surrogate = head.partition("@")[0].partition(":")
     params = {k: yaml.safe_load(v) for k, _, v in (p.partition("=") for p in pairs)}
     section: dict = {"strategy": strategy}
     if strategy == "smbo":
@@ -67,7 +79,7 @@ def one_run(
             "name": "deeppipe-lookup",
             "task": {"benchmark": benchmark_name, "dataset": dataset},
             "search": search_of(method),
-            "warmstart": "initial-ids",
+            "warmstart": warmstart_of(method, "train"),
             "budget": {"trials": trials},
             "seed": seed,
         }
