@@ -174,15 +174,17 @@ def _expander(offsets: list[tuple[int, int]]):
 class Selector:
     """Per encoded row, the position of the active component in each stage of ``blocks``.
 
-    On a pipeline space a stage's choice column holds the position; on a pool the row is
+    On a pipeline space a stage's choice column holds the position (a stage of one
+    component has no choice column: its position is 0); on a pool the row is
     found in the pool's table (rows from a search always are); on any other space each row
     is decoded and its :meth:`~automl_core.space.VectorSpace.active_components` read.
     """
 
     def __init__(self, space: VectorSpace) -> None:
         self.blocks = space.blocks()
-        #: a pipeline space: the stages' choice columns hold the positions
-        self._choice_columns: list[int] | None = None
+        #: a pipeline space: the stages' choice columns hold the positions (None: a stage of
+        #: one component, always at 0)
+        self._choice_columns: list[int | None] | None = None
         #: a pool: its table's rows and each candidate's selector row
         self._encodings: np.ndarray | None = None
         self._choices: np.ndarray | None = None
@@ -193,9 +195,10 @@ class Selector:
             self._encodings = np.ascontiguousarray(pool.encodings, dtype=float)
             self._choices = pool_choices(space, self.blocks)
         elif space.as_pipeline() is not None and all(
-            len(s.columns) == 1 for s in self.blocks.stages
+            len(s.columns) == 1 or (not s.columns and len(s.components) == 1)
+            for s in self.blocks.stages
         ):
-            self._choice_columns = [s.columns[0] for s in self.blocks.stages]
+            self._choice_columns = [s.columns[0] if s.columns else None for s in self.blocks.stages]
         else:
             self._space = space
         self._index_rows()
@@ -208,7 +211,10 @@ class Selector:
     def __call__(self, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=float)
         if self._choice_columns is not None:
-            chosen = np.round(rows[:, self._choice_columns]).astype(np.int64)
+            chosen = np.zeros((len(rows), len(self._choice_columns)), dtype=np.int64)
+            for stage, column in enumerate(self._choice_columns):
+                if column is not None:
+                    chosen[:, stage] = np.round(rows[:, column]).astype(np.int64)
             return np.maximum(chosen, 0)  # an inactive stage: its first component, all inputs 0
         if self._choices is not None:
             found = [self._by_row.get(np.ascontiguousarray(row).tobytes()) for row in rows]

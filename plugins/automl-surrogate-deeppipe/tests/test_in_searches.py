@@ -97,3 +97,20 @@ def test_smbo_on_a_pipeline_space_uses_the_component_blocks():
     assert len(layout.components()) == sum(len(s.components) for s in space.blocks().stages)
     mean, std = made[0].predict(space.sample_vectors(np.random.default_rng(0), 5))
     assert np.isfinite(mean).all() and (std > 0).all()
+
+
+def test_on_auto_sklearn_s_space_the_choice_columns_give_the_decoded_components():
+    """The selector reads each stage's choice column (a stage of one component, such as
+    imputation, has none: position 0) and agrees with decoding every row, on 300 samples."""
+    from automl_core.space import vector_space
+    from automl_surrogate_deeppipe.layout import Selector
+
+    space = vector_space(load_plugins().create("space", "autosklearn-classification"))
+    fast = Selector(space)
+    assert fast._choice_columns is not None and None in fast._choice_columns
+    decoding = Selector(space)
+    decoding._choice_columns, decoding._space = None, space
+    rows = np.asarray(space.encode(space.sample(np.random.default_rng(0), 300)))
+    chosen = fast(rows)
+    assert np.array_equal(chosen, decoding(rows))
+    assert len(np.unique(chosen[:, -1])) == len(space.blocks().stages[-1].components)
