@@ -178,6 +178,22 @@ def split_datasets(
     return _hold_out(train, seed)
 
 
+def effective_exclusions(
+    metadata: MetaData,
+    split: str | Sequence[str],
+    validation: str | None,
+    seed: int,
+    exclude: Sequence[str],
+) -> list[str]:
+    """The ``exclude`` datasets that meta-training would otherwise use: a test dataset left
+    out changes nothing, and must not make a checkpoint of its own."""
+    if not exclude:
+        return []
+    train, held = split_datasets(metadata, split, validation, seed)
+    used = {*train, *held}
+    return sorted(d for d in set(exclude) if d in used)
+
+
 def _hold_out(train: list[str], seed: int) -> tuple[list[str], list[str]]:
     """A seeded tenth of ``train`` (at least one, when there are two) held out to validate."""
     order = np.random.default_rng(seed).permutation(len(train))
@@ -403,6 +419,7 @@ def cached_meta_train(
     meta-data with the same settings."""
     architecture = architecture or Architecture()
     resolved = PRESETS[settings] if isinstance(settings, str) else settings
+    exclude = effective_exclusions(metadata, split, validation, seed, exclude)
     key = cache_key(metadata, split, validation, architecture, resolved, seed, omit, exclude)
     path = checkpoint_dir() / f"{key}.pt"
     if cache and path.exists():

@@ -276,6 +276,11 @@ def test_meta_training_leaves_the_tasks_own_dataset_out(family):
     surrogate.meta_fit(family, family.pool)
     info = surrogate.meta_checkpoint.info
     assert info["exclude"] == ["t3", "t4"] and info["train_tasks"] == 10
+    on_test = DeepPipeSurrogate(preset="quick")  # a test dataset: the usual checkpoint
+    on_test._task = TaskDescription("t16", "classification", 100, 5, "error")
+    on_test.meta_fit(family, family.pool)
+    plain = cached_meta_train(family, family.pool, settings="quick")
+    assert on_test.meta_checkpoint.info["key"] == plain.info["key"]
     keeping = DeepPipeSurrogate(preset="quick", exclude_self=False)
     keeping._task = task
     keeping.meta_fit(family, family.pool)
