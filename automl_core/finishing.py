@@ -324,14 +324,14 @@ def refit_fallback(
     """The trial a run under a deadline refits first, the model it must always be able to
     save: the best trial (``ranked`` is best first) when its refit is expected to end within
     ``seconds_left`` (plus :data:`FINISH_OVERHEAD_S`, so a refit of milliseconds is never
-    traded away), else the best whose refit is, else the quickest to refit. A slow pipeline
-    that wins late in a run (a forest on many rows) would otherwise take the run far past
-    its wall time."""
+    traded away), else the best whose refit is. When none is (the deadline has passed), the
+    best whose refit takes at most :data:`FINISH_OVERHEAD_S` longer than the quickest: every
+    refit then overruns, and a better model is not traded for a second. A slow pipeline that
+    wins late in a run (a forest on many rows) would otherwise take the run far past its
+    wall time."""
     estimates = [refit_estimate(t, evaluator) for t in ranked]
-    for trial, estimate in zip(ranked, estimates, strict=True):
-        if estimate <= seconds_left + FINISH_OVERHEAD_S:
-            return trial
-    return ranked[int(np.argmin(estimates))]
+    limit = max(seconds_left, min(estimates)) + FINISH_OVERHEAD_S
+    return next(t for t, e in zip(ranked, estimates, strict=True) if e <= limit)
 
 
 def _instead_of_best(

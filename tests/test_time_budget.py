@@ -485,3 +485,22 @@ def test_the_search_does_not_ask_again_when_an_ask_would_outlast_the_wall_time()
     for _ in range(ASKS_REMEMBERED):  # the slow ask is forgotten after a few quick ones
         budget.record_ask(1.0)
     assert budget.exhausted(0) is None
+
+
+def test_past_the_deadline_the_fallback_keeps_the_best_refit_within_a_second_of_the_quickest(
+    monkeypatch,
+):
+    """When no refit fits (every one overruns), a better trial is not traded for a refit a
+    few milliseconds quicker; one seconds slower than the quickest is."""
+    from automl_core.finishing import FINISH_OVERHEAD_S, refit_fallback
+
+    def stored(id_):
+        return StoredTrial(Trial(id_, {}), "ok", 0.1 * (id_ + 1))
+
+    trials = [stored(0), stored(1), stored(2)]  # best first
+    seconds = {0: 0.02, 1: 0.01, 2: 0.05}
+    monkeypatch.setattr(finishing, "refit_estimate", lambda t, evaluator: seconds[t.trial.id])
+    assert refit_fallback(trials, None, seconds_left=-3.0) is trials[0]
+    seconds[0] = 0.01 + FINISH_OVERHEAD_S + 5.0
+    assert refit_fallback(trials, None, seconds_left=-3.0) is trials[1]
+    assert refit_fallback(trials, None, seconds_left=60.0) is trials[0]  # it fits: the best
