@@ -97,6 +97,7 @@ class DeepPipeSurrogate(Surrogate):
         exclude: Sequence[str] = (),
         exclude_self: bool = True,
         seed: int = 0,
+        meta_seed: int = 0,
         threads: int | None = 1,
         cache: bool = True,
     ) -> None:
@@ -129,6 +130,8 @@ class DeepPipeSurrogate(Surrogate):
         #: the task the search is on (told by ``prepare_space``), left out of meta-training
         self._task: TaskDescription | None = None
         self.seed, self.threads, self.cache = seed, threads, cache
+        #: meta-training's seed, apart from the run's: runs with other seeds share a checkpoint
+        self.meta_seed = meta_seed
         self._columns: list[EncodingColumn] | None = None
         self._layout: Layout | None = None
         self._selector: Selector | None = None
@@ -177,7 +180,7 @@ class DeepPipeSurrogate(Surrogate):
             validation=self.validation,
             architecture=self.architecture,
             settings=self.preset,
-            seed=self.seed,
+            seed=self.meta_seed,
             omit=self.omit,
             exclude=self._left_out(metadata),
             threads=None,

@@ -121,6 +121,20 @@ def test_a_surrogate_naming_meta_data_meta_trains_through_meta_fit(family):
     assert surrogate.meta_checkpoint is not None and np.isfinite(mean).all()
 
 
+def test_runs_with_other_seeds_share_the_meta_trained_checkpoint(family):
+    """The run's seed is not meta-training's: a search with seed 7 reads the checkpoint a
+    seed-0 search trained; ``meta_seed`` names another."""
+    first = DeepPipeSurrogate(preset="quick", seed=0)
+    first.meta_fit(family, family.pool)
+    second = DeepPipeSurrogate(preset="quick", seed=7)
+    second.meta_fit(family, family.pool)
+    assert second.meta_checkpoint.info["key"] == first.meta_checkpoint.info["key"]
+    assert len(list(checkpoint_dir().glob("*.pt"))) == 1
+    other = DeepPipeSurrogate(preset="quick", meta_seed=7)
+    other.meta_fit(family, family.pool)
+    assert other.meta_checkpoint.info["key"] != first.meta_checkpoint.info["key"]
+
+
 def test_kernel_only_fine_tuning_leaves_the_network_as_meta_trained(family):
     checkpoint = cached_meta_train(family, family.pool, settings="quick")
     (X, y), _ = observed(family, "t15", 12)
