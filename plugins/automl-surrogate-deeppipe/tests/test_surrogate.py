@@ -68,7 +68,7 @@ def test_meta_training_lowers_held_out_nll_below_the_non_transfer_model(family):
     for dataset in family.splits["test"]:
         (X, y), (rest, truth) = observed(family, dataset, 10)
         for checkpoint_path, scores in ((path, transfer), (None, scratch)):
-            surrogate = DeepPipeSurrogate(checkpoint=checkpoint_path, steps=100)
+            surrogate = DeepPipeSurrogate(checkpoint=checkpoint_path, steps=100, fine_tune="kernel")
             mean, std = prepared(surrogate, family.pool).fit(X, y).predict(rest)
             scores.append(gaussian_nll(mean, std, truth))
     assert np.mean(transfer) < np.mean(scratch), (transfer, scratch)
@@ -138,7 +138,7 @@ def test_runs_with_other_seeds_share_the_meta_trained_checkpoint(family):
 def test_kernel_only_fine_tuning_leaves_the_network_as_meta_trained(family):
     checkpoint = cached_meta_train(family, family.pool, settings="quick")
     (X, y), _ = observed(family, "t15", 12)
-    surrogate = DeepPipeSurrogate(preset="quick")
+    surrogate = DeepPipeSurrogate(preset="quick", fine_tune="kernel")
     surrogate.meta_fit(family, family.pool)
     surrogate.fit(X, y)
     fitted = surrogate._model.state_dict()
@@ -157,7 +157,7 @@ def test_a_frozen_network_embeds_each_row_once_and_predicts_as_if_it_ran_each_ti
     """Kernel-only fine-tuning reads stored embeddings: the same fit and predictions as a
     model that runs the network at every step, and a row is embedded at its first request."""
     (X, y), (rest, _) = observed(family, "t15", 15)
-    cached = DeepPipeSurrogate(preset="quick")
+    cached = DeepPipeSurrogate(preset="quick", fine_tune="kernel")
     cached.meta_fit(family, family.pool)
     cached.prepare(family.pool.columns())
     mean, std = cached.fit(X, y).predict(rest)
@@ -165,7 +165,7 @@ def test_a_frozen_network_embeds_each_row_once_and_predicts_as_if_it_ran_each_ti
     cached.fit(X[:10], y[:10])  # nothing new to embed
     assert len(cached._embeddings) == len(X) + len(rest)
     cached.fit(X, y)
-    running = DeepPipeSurrogate(preset="quick")
+    running = DeepPipeSurrogate(preset="quick", fine_tune="kernel")
     running.meta_fit(family, family.pool)
     running.prepare(family.pool.columns())
     running._network_frozen = lambda: False  # the network runs on every row, every time
