@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from automl_core.contracts import TaskDescription
@@ -40,6 +41,14 @@ def test_the_dataset_s_ids_in_their_order_as_candidates(metadata):
     assert InitialIds(metadata=metadata, split="train").suggest(
         task("d1"), pool_space(), None
     ).configs[0] == {"candidate": 4}
+
+
+def test_an_id_without_a_score_on_the_dataset_is_left_out_and_said(metadata):
+    metadata = dataclasses.replace(metadata, performance=metadata.performance.copy())
+    metadata.performance[metadata.row("d3"), 2] = np.nan
+    start = InitialIds(metadata=metadata).suggest(task("table:d3"), pool_space(), None)
+    assert start.configs == [{"candidate": i} for i in (7, 11, 5, 0)]
+    assert start.info["unscored"] == [2]
 
 
 def test_a_dataset_without_initial_pipelines_is_named(metadata):
