@@ -13,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import hashlib
 import json
 import os
 import shutil
 import uuid
+import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -179,6 +181,33 @@ def left_out_datasets(
     named = {str(d).lower() for d in exclude}
     own = {task.dataset.lower(), *(a.lower() for a in task.aliases)} if exclude_self else set()
     return [d for d in datasets if d.lower() in named or d.lower() in own]
+
+
+#: id(metadata) -> (a weak reference to it, its fingerprint): hashing PMF's 168 MB of losses
+#: takes half a second, once per MetaData object is enough.
+_FINGERPRINTS: dict[int, tuple[weakref.ref[MetaData], str]] = {}
+
+
+def metadata_fingerprint(metadata: MetaData) -> str:
+    """A hash of what a model learned from ``metadata`` depends on: the dataset ids, the
+    splits, the configurations, the bytes of the performance matrix and of the pool's table.
+    Components that cache what they learn (a portfolio, a meta-trained surrogate) key the
+    cache with it: two equal meta-data give the same key, a source converted again from a new
+    release a new one. Computed once per :class:`MetaData` object."""
+    known = _FINGERPRINTS.get(id(metadata))
+    if known is not None and known[0]() is metadata:
+        return known[1]
+    digest = hashlib.sha256()
+    described = [list(metadata.datasets), metadata.splits, metadata.configs]
+    digest.update(json.dumps(described, sort_keys=True, default=str).encode())
+    tables = [metadata.performance] + ([metadata.pool.encodings] if metadata.pool else [])
+    for table in tables:
+        values = np.ascontiguousarray(table, dtype=np.float64)
+        digest.update(str(values.shape).encode())
+        digest.update(values.tobytes())
+    value = digest.hexdigest()
+    _FINGERPRINTS[id(metadata)] = (weakref.ref(metadata), value)
+    return value
 
 
 def is_metadata_folder(folder: Path) -> bool:

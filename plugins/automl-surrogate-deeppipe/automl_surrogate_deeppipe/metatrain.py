@@ -20,7 +20,6 @@ import json
 import math
 import pickle
 import time
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ import torch
 
 from automl_core.cache import cache_dir, write_atomically
 from automl_core.contracts import MetaData
+from automl_core.metastore import metadata_fingerprint
 from automl_core.space import VectorSpace
 from automl_surrogate_deeppipe.layout import Layout, Selector, numeric_ranges
 from automl_surrogate_deeppipe.model import (
@@ -301,7 +301,7 @@ def meta_train(
                 break
     info = {
         "metadata": str(metadata.info.get("source", "")),
-        "fingerprint": fingerprint(metadata),
+        "fingerprint": metadata_fingerprint(metadata),
         "split": split if isinstance(split, str) else list(split),
         "train_tasks": len(train),
         "validation_tasks": len(held),
@@ -349,26 +349,6 @@ def _validation_nll(model: DeepKernelGP, packed: torch.Tensor, tasks: list[Task]
 
 
 # -- the cache ---------------------------------------------------------------------------------
-_FINGERPRINTS: dict[int, tuple[weakref.ref[MetaData], str]] = {}
-
-
-def fingerprint(metadata: MetaData) -> str:
-    """A hash of the meta-data a checkpoint is trained on: datasets, splits, losses and the
-    pool's table (once per MetaData object: PMF's losses take half a second to hash)."""
-    known = _FINGERPRINTS.get(id(metadata))
-    if known is not None and known[0]() is metadata:
-        return known[1]
-    digest = hashlib.sha256()
-    digest.update(json.dumps([list(metadata.datasets), metadata.splits], sort_keys=True).encode())
-    for array in (metadata.performance, metadata.pool.encodings if metadata.pool else np.zeros(0)):
-        values = np.ascontiguousarray(array, dtype=np.float64)
-        digest.update(str(values.shape).encode())
-        digest.update(values.tobytes())
-    value = digest.hexdigest()
-    _FINGERPRINTS[id(metadata)] = (weakref.ref(metadata), value)
-    return value
-
-
 def checkpoint_dir() -> Path:
     """Where meta-trained checkpoints are cached: ``<cache>/deeppipe``."""
     return cache_dir() / CACHE_FOLDER
@@ -387,7 +367,7 @@ def cache_key(
     """The key of a checkpoint: everything its weights depend on."""
     document = {
         "format": FORMAT,
-        "metadata": fingerprint(metadata),
+        "metadata": metadata_fingerprint(metadata),
         "split": split if isinstance(split, str) else list(split),
         "validation": validation,
         "architecture": asdict(architecture),

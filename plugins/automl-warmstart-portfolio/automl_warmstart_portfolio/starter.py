@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from automl_core.metastore import (
     check_dataset_ids,
     check_metadata_reference,
     left_out_datasets,
+    metadata_fingerprint,
 )
 from automl_core.space import SearchSpace
 from automl_warmstart_portfolio import greedy
@@ -63,34 +63,13 @@ def portfolio_dir() -> Path:
 
 #: key -> portfolio, for the rest of the process
 _MEMORY: dict[str, Portfolio] = {}
-#: id(metadata) -> (a weak reference to it, its fingerprint): hashing PMF's 168 MB of losses
-#: takes half a second, once per MetaData object is enough.
-_FINGERPRINTS: dict[int, tuple[weakref.ref[MetaData], str]] = {}
-
-
-def fingerprint(metadata: MetaData) -> str:
-    """A hash of what a portfolio is built from: the dataset ids, the configurations and the
-    bytes of the performance matrix. Two meta-data objects with the same fingerprint give
-    the same portfolio; a source converted again from a new release gets a new one."""
-    known = _FINGERPRINTS.get(id(metadata))
-    if known is not None and known[0]() is metadata:
-        return known[1]
-    digest = hashlib.sha256()
-    digest.update(json.dumps(list(metadata.datasets)).encode())
-    digest.update(json.dumps(metadata.configs, sort_keys=True, default=str).encode())
-    performance = np.ascontiguousarray(metadata.performance, dtype=np.float64)
-    digest.update(str(performance.shape).encode())
-    digest.update(performance.tobytes())
-    value = digest.hexdigest()
-    _FINGERPRINTS[id(metadata)] = (weakref.ref(metadata), value)
-    return value
 
 
 def cache_key(metadata: MetaData, datasets: Sequence[str], size: int) -> str:
     """The key of the portfolio of ``size`` built on ``datasets`` of ``metadata``."""
     document = {
         "algorithm": ALGORITHM_VERSION,
-        "metadata": fingerprint(metadata),
+        "metadata": metadata_fingerprint(metadata),
         "datasets": list(datasets),
         "size": int(size),
     }
@@ -166,7 +145,7 @@ def _write(path: Path, portfolio: Portfolio, metadata: MetaData, size: int, labe
         "built_from": {
             "metadata": label,
             "space": metadata.space,
-            "fingerprint": fingerprint(metadata),
+            "fingerprint": metadata_fingerprint(metadata),
             "datasets": portfolio.datasets,
             "size": int(size),
             "algorithm": ALGORITHM_VERSION,
