@@ -23,8 +23,8 @@ from automl_core.plugins import load_plugins
 from automl_surrogate_deeppipe.metatrain import (
     PRESETS,
     Architecture,
-    cached_meta_train,
     checkpoint_dir,
+    meta_train,
 )
 from automl_surrogate_deeppipe.surrogate import DeepPipeSurrogate
 
@@ -66,7 +66,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for preset in args.presets:
         settings = PRESETS[preset]
-        checkpoint = cached_meta_train(
+        checkpoint = meta_train(
             metadata, pool, settings=preset, architecture=Architecture(), threads=args.train_threads
         )
         info = checkpoint.info

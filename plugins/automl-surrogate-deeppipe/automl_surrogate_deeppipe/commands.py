@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 
 from automl_core.errors import AutoMLError
 from automl_core.hookspecs import RegisterCommand
@@ -60,7 +61,7 @@ def _omitted(pairs: Sequence[str]) -> dict[str, list[str]]:
 def _train(args: argparse.Namespace) -> int:
     from automl_core.metastore import resolve_metadata
     from automl_core.plugins import load_plugins
-    from automl_surrogate_deeppipe.metatrain import PRESETS, Architecture, cached_meta_train
+    from automl_surrogate_deeppipe.metatrain import PRESETS, Architecture, meta_train
 
     if args.preset not in PRESETS:
         raise AutoMLError(f"--preset {args.preset!r}: expected one of {', '.join(PRESETS)}")
@@ -75,7 +76,7 @@ def _train(args: argparse.Namespace) -> int:
             )
 
     try:
-        checkpoint = cached_meta_train(
+        checkpoint = meta_train(
             metadata,
             metadata.pool,
             split=args.split[0] if args.split and len(args.split) == 1 else (args.split or "train"),
@@ -109,9 +110,7 @@ def _list(args: argparse.Namespace) -> int:
                 "metadata": info.get("metadata"),
                 "split": info.get("split"),
                 "preset": info.get("preset", "custom"),
-                "architecture": vars(checkpoint.architecture)
-                if hasattr(checkpoint.architecture, "__dict__")
-                else str(checkpoint.architecture),
+                "architecture": asdict(checkpoint.architecture),
                 "omit": info.get("omit"),
                 "epochs": info.get("epochs_run"),
                 "validation_nll": info.get("validation_nll"),

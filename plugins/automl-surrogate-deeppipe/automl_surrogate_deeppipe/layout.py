@@ -49,7 +49,6 @@ class Layout:
     columns: tuple[EncodingColumn, ...]
     #: per stage, its components' inputs (stages in the order of ``blocks``)
     stages: tuple[tuple[ComponentInputs, ...], ...]
-    stage_names: tuple[str, ...]
     #: inputs read directly by the aggregation layers (stage choice columns, shared columns)
     direct: tuple[int, ...]
     #: number of transformed inputs (one-hots expanded, indicators added)
@@ -98,13 +97,16 @@ class Layout:
         return cls(
             columns=tuple(columns),
             stages=tuple(stages),
-            stage_names=tuple(stage.name for stage in blocks.stages),
             direct=direct,
             width=position,
             offsets=tuple(offsets),
             indicators=tuple(indicators),
             ranges=dict(ranges or {}),
         )
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        return tuple(stage[0].stage for stage in self.stages)
 
     # -- sizes (the paper's notation) ----------------------------------------------------------
     @property

@@ -20,6 +20,7 @@ import json
 import math
 import pickle
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ from automl_surrogate_deeppipe.model import (
     NUMERICAL_ERRORS,
     DeepKernelGP,
     negative_log_likelihood,
+    pack,
     standardise,
     torch_threads,
 )
@@ -178,22 +180,6 @@ def split_datasets(
     return _hold_out(train, seed)
 
 
-def effective_exclusions(
-    metadata: MetaData,
-    split: str | Sequence[str],
-    validation: str | None,
-    seed: int,
-    exclude: Sequence[str],
-) -> list[str]:
-    """The ``exclude`` datasets that meta-training would otherwise use: a test dataset left
-    out changes nothing, and must not make a checkpoint of its own."""
-    if not exclude:
-        return []
-    train, held = split_datasets(metadata, split, validation, seed)
-    used = {*train, *held}
-    return sorted(d for d in set(exclude) if d in used)
-
-
 def _hold_out(train: list[str], seed: int) -> tuple[list[str], list[str]]:
     """A seeded tenth of ``train`` (at least one, when there are two) held out to validate."""
     order = np.random.default_rng(seed).permutation(len(train))
@@ -232,12 +218,73 @@ def meta_train(
     omit: Mapping[str, Sequence[str]] | None = None,
     exclude: Sequence[str] = (),
     threads: int | None = None,
+    cache: bool = True,
     progress: Callable[[int, float, float], None] | None = None,
 ) -> Checkpoint:
     """Algorithm 1 on ``metadata``'s pool (``space``: the pool or a restriction of it),
-    leaving the ``exclude`` datasets out of both meta-training and meta-validation."""
+    leaving the ``exclude`` datasets out of both meta-training and meta-validation; with
+    ``cache``, the checkpoint of the same training from the cache when there is one, and the
+    new one stored there (a cache that cannot be written costs a warning, not the training)."""
     architecture = architecture or Architecture()
-    settings = PRESETS[settings] if isinstance(settings, str) else settings
+    resolved = PRESETS[settings] if isinstance(settings, str) else settings
+    train_names, validation_names = split_datasets(metadata, split, validation, seed)
+    # only the datasets training would use: a test dataset left out changes nothing, and must
+    # not make a checkpoint of its own
+    exclude = sorted(set(exclude) & {*train_names, *validation_names})
+    key = cache_key(metadata, split, validation, architecture, resolved, seed, omit, exclude)
+    path = checkpoint_dir() / f"{key}.pt"
+    if cache and path.exists():
+        try:
+            return Checkpoint.load(path)
+        except ValueError:
+            pass  # trained and written again below
+    left_out = set(exclude)
+    checkpoint = _algorithm_1(
+        metadata,
+        space,
+        [d for d in train_names if d not in left_out],
+        [d for d in validation_names if d not in left_out],
+        architecture,
+        resolved,
+        seed,
+        omit,
+        threads,
+        progress,
+    )
+    checkpoint.info.update(
+        metadata=str(metadata.info.get("source", "")),
+        fingerprint=metadata_fingerprint(metadata),
+        split=split if isinstance(split, str) else list(split),
+        seed=seed,
+        omit={k: list(v) for k, v in (omit or {}).items()},
+        exclude=exclude,
+        key=key,
+    )
+    if isinstance(settings, str):
+        checkpoint.info["preset"] = settings
+    if cache:
+        try:
+            checkpoint.save(path)
+        except OSError as error:
+            warnings.warn(
+                f"deeppipe: could not cache the checkpoint in {path} ({error})", stacklevel=2
+            )
+    return checkpoint
+
+
+def _algorithm_1(
+    metadata: MetaData,
+    space: VectorSpace,
+    train_names: list[str],
+    validation_names: list[str],
+    architecture: Architecture,
+    settings: MetaTraining,
+    seed: int,
+    omit: Mapping[str, Sequence[str]] | None,
+    threads: int | None,
+    progress: Callable[[int, float, float], None] | None,
+) -> Checkpoint:
+    """The training loop: one Adam step per task per epoch, the best validation NLL kept."""
     layout = Layout.of(space.columns(), space.blocks(), numeric_ranges(space))
     selector = Selector(space)
     pool = space.as_pool()
@@ -245,13 +292,7 @@ def meta_train(
         raise ValueError("deeppipe: meta-training needs meta-data over a pool of pipelines")
     rows = np.asarray(pool.encodings, dtype=float)
     selectors = selector(rows)
-    packed_pool = torch.as_tensor(
-        np.hstack([layout.transform(rows), selectors.astype(float)]), dtype=DTYPE
-    )
-    train_names, validation_names = split_datasets(metadata, split, validation, seed)
-    left_out = set(exclude)
-    train_names = [d for d in train_names if d not in left_out]
-    validation_names = [d for d in validation_names if d not in left_out]
+    packed_pool = pack(layout.transform(rows), selectors)
     keep = without_components(space, selectors, omit)
     train = tasks_of(metadata, train_names, keep)
     held = tasks_of(metadata, validation_names, keep)
@@ -300,15 +341,9 @@ def meta_train(
             ):
                 break
     info = {
-        "metadata": str(metadata.info.get("source", "")),
-        "fingerprint": metadata_fingerprint(metadata),
-        "split": split if isinstance(split, str) else list(split),
         "train_tasks": len(train),
         "validation_tasks": len(held),
         "settings": asdict(settings),
-        "seed": seed,
-        "omit": {k: list(v) for k, v in (omit or {}).items()},
-        "exclude": sorted(exclude),
         "epochs_run": epochs_run,
         "best_epoch": best_epoch,
         "validation_nll": best,
@@ -378,54 +413,6 @@ def cache_key(
     if exclude:  # (keys of checkpoints that leave nothing out are those of earlier versions)
         document["exclude"] = sorted(exclude)
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:24]
-
-
-def cached_meta_train(
-    metadata: MetaData,
-    space: VectorSpace,
-    *,
-    split: str | Sequence[str] = "train",
-    validation: str | None = None,
-    architecture: Architecture | None = None,
-    settings: MetaTraining | str = "default",
-    seed: int = 0,
-    omit: Mapping[str, Sequence[str]] | None = None,
-    exclude: Sequence[str] = (),
-    threads: int | None = None,
-    cache: bool = True,
-    progress: Callable[[int, float, float], None] | None = None,
-) -> Checkpoint:
-    """:func:`meta_train`, or its checkpoint from the cache when one was trained on the same
-    meta-data with the same settings."""
-    architecture = architecture or Architecture()
-    resolved = PRESETS[settings] if isinstance(settings, str) else settings
-    exclude = effective_exclusions(metadata, split, validation, seed, exclude)
-    key = cache_key(metadata, split, validation, architecture, resolved, seed, omit, exclude)
-    path = checkpoint_dir() / f"{key}.pt"
-    if cache and path.exists():
-        try:
-            return Checkpoint.load(path)
-        except ValueError:
-            pass  # retrained and written again below
-    checkpoint = meta_train(
-        metadata,
-        space,
-        split=split,
-        validation=validation,
-        architecture=architecture,
-        settings=resolved,
-        seed=seed,
-        omit=omit,
-        exclude=exclude,
-        threads=threads,
-        progress=progress,
-    )
-    checkpoint.info["key"] = key
-    if isinstance(settings, str):
-        checkpoint.info["preset"] = settings
-    if cache:
-        checkpoint.save(path)
-    return checkpoint
 
 
 def list_checkpoints() -> list[tuple[Path, Checkpoint]]:

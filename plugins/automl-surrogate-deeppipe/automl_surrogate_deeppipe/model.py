@@ -14,7 +14,7 @@ A row reaches the GP as one float tensor: the layout's inputs followed by the se
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -208,24 +208,3 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-def seeded(seed: int) -> Callable[[], None]:
-    """Seed torch's global generator (the network's initialisation) before a build."""
-
-    def apply() -> None:
-        torch.manual_seed(seed)
-
-    return apply
-
-
-def batches(
-    tasks: Iterable[tuple[np.ndarray, np.ndarray]], size: int, rng: np.random.Generator
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """For each task (its observation indices and losses), a random batch of ``size``."""
-    for indices, losses in tasks:
-        if len(indices) > size:
-            keep = rng.choice(len(indices), size, replace=False)
-            yield indices[keep], losses[keep]
-        else:
-            yield indices, losses

@@ -61,7 +61,7 @@ from automl_surrogate_deeppipe.metatrain import (
     PRESETS,
     Architecture,
     Checkpoint,
-    cached_meta_train,
+    meta_train,
 )
 from automl_surrogate_deeppipe.model import (
     DTYPE,
@@ -69,6 +69,7 @@ from automl_surrogate_deeppipe.model import (
     DeepKernelGP,
     Steps,
     fine_tune,
+    pack,
     posterior,
     standardise,
     torch_threads,
@@ -177,7 +178,7 @@ class DeepPipeSurrogate(Surrogate):
             raise ValueError(f"{WHERE}: meta-training needs meta-data with a pool of pipelines")
         if self._layout is None:
             self._use_space(pool_space)
-        checkpoint = cached_meta_train(
+        checkpoint = meta_train(
             metadata,
             pool_space,
             split=self.split,
@@ -278,9 +279,7 @@ class DeepPipeSurrogate(Surrogate):
     def _pack(self, X: np.ndarray) -> torch.Tensor:
         assert self._layout is not None
         selector = self._selector(X) if self._selector is not None else np.zeros((len(X), 1), int)
-        return torch.as_tensor(
-            np.hstack([self._layout.transform(X), selector.astype(float)]), dtype=DTYPE
-        )
+        return pack(self._layout.transform(X), selector)
 
     def _start(self) -> DeepKernelGP:
         """The model a fit starts from: the meta-trained weights, else the last fit's, else a
@@ -355,15 +354,21 @@ class DeepPipeSurrogate(Surrogate):
     def _left_out(self, metadata: MetaData) -> list[str]:
         """The meta-data's datasets that meta-training must not see."""
         if self._task is None:
-            return [d for d in metadata.datasets if d in set(self.exclude)]
+            return list(self.exclude)
         return left_out_datasets(metadata.datasets, self._task, self.exclude, self.exclude_self)
 
     def _resolved_metadata(self) -> MetaData:
-        from automl_core.metastore import resolve_metadata
-        from automl_core.plugins import load_plugins
-
+        """``metadata`` as the run resolves meta-data for every component (its own plugin
+        registry, :meth:`TaskDescription.metadata`); outside a run only a MetaData object."""
         assert self.metadata is not None
-        return resolve_metadata(self.metadata, self.metadata_params, load_plugins())
+        if isinstance(self.metadata, MetaData):
+            return self.metadata
+        if self._task is None:
+            raise ValueError(
+                f"{WHERE}: metadata {str(self.metadata)!r} is resolved by a run; outside one, "
+                "pass a MetaData object"
+            )
+        return self._task.metadata(self.metadata, self.metadata_params or None)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

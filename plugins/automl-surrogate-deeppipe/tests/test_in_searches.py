@@ -8,13 +8,14 @@ import pytest
 
 from automl_core.contracts import SearchContext
 from automl_core.history import RunHistory
-from automl_core.metastore import save_metadata
+from automl_core.metastore import metadata_fingerprint, save_metadata
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run
 from automl_core.testing.spaces import loss_of, pipeline_space
 from automl_core.trial import Result, Status, Trial
+from automl_surrogate_deeppipe.metatrain import list_checkpoints
 from automl_surrogate_deeppipe.surrogate import DeepPipeSurrogate
 
 SMALL = {"width_factor": 2, "steps": 20}
@@ -47,6 +48,8 @@ def test_a_lookup_run_searches_the_pool_with_it(family, tmp_path, strategy, para
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         trials = history.trials()
     assert len(trials) == 9 and all(t.status == "ok" for t in trials)
+    model_based = [t for t in trials if t.trial.origin not in ("initial", "random", "default")]
+    assert model_based  # the surrogate proposed some of them
     assert summary.benchmark["normalised_regret"] >= 0
     assert len({t.trial.config["candidate"] for t in trials}) == 9  # no pipeline twice
 
@@ -76,6 +79,10 @@ def test_a_transfer_lookup_run_names_its_meta_data_folder(family, tmp_path):
     run(recipe, tmp_path / "run")
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         assert history.count() == 6
+    # meta-trained on the folder's training split through the run's own resolver, and cached
+    ((_, checkpoint),) = list_checkpoints()
+    assert checkpoint.info["fingerprint"] == metadata_fingerprint(family)
+    assert checkpoint.info["train_tasks"] == 12 and checkpoint.info["preset"] == "quick"
 
 
 def test_smbo_on_a_pipeline_space_uses_the_component_blocks():

@@ -12,7 +12,6 @@ from synthetic import family_metadata
 
 from automl_surrogate_deeppipe.metatrain import (
     Checkpoint,
-    cached_meta_train,
     checkpoint_dir,
     meta_train,
 )
@@ -60,7 +59,9 @@ def test_the_same_seed_gives_the_same_predictions(family):
 def test_meta_training_lowers_held_out_nll_below_the_non_transfer_model(family):
     """On the held-out tasks, after 10 observations each, the meta-trained model predicts
     the other pipelines' losses with a lower NLL than the same network trained from scratch."""
-    checkpoint = meta_train(family, family.pool, settings="quick", architecture=None, seed=0)
+    checkpoint = meta_train(
+        family, family.pool, settings="quick", architecture=None, seed=0, cache=False
+    )
     assert checkpoint.info["train_tasks"] == 12 and checkpoint.info["validation_tasks"] == 3
     path = checkpoint_dir() / "family.pt"
     checkpoint.save(path)
@@ -75,7 +76,7 @@ def test_meta_training_lowers_held_out_nll_below_the_non_transfer_model(family):
 
 
 def test_meta_training_keeps_the_best_validation_checkpoint_and_round_trips(family, tmp_path):
-    checkpoint = meta_train(family, family.pool, settings="quick", seed=1)
+    checkpoint = meta_train(family, family.pool, settings="quick", seed=1, cache=False)
     curve = checkpoint.info["curve"]
     assert len(curve) == checkpoint.info["epochs_run"] == 5
     assert (
@@ -102,14 +103,33 @@ def test_meta_training_keeps_the_best_validation_checkpoint_and_round_trips(fami
 
 
 def test_a_cached_checkpoint_is_loaded_not_trained_again(family):
-    first = cached_meta_train(family, family.pool, settings="quick")
+    first = meta_train(family, family.pool, settings="quick")
     files = list(checkpoint_dir().glob("*.pt"))
     assert len(files) == 1
-    second = cached_meta_train(family, family.pool, settings="quick")
+    second = meta_train(family, family.pool, settings="quick")
     assert second.info["seconds"] == first.info["seconds"]  # read back, not measured again
     assert len(list(checkpoint_dir().glob("*.pt"))) == 1
-    other = cached_meta_train(family, family.pool, settings="quick", seed=5)
+    other = meta_train(family, family.pool, settings="quick", seed=5)
     assert other.info["key"] != first.info["key"] and len(list(checkpoint_dir().glob("*.pt"))) == 2
+
+
+def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_training(family, monkeypatch):
+    def refuse(self, path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(Checkpoint, "save", refuse)
+    with pytest.warns(UserWarning, match="could not cache the checkpoint"):
+        checkpoint = meta_train(family, family.pool, settings="quick")
+    assert checkpoint.info["epochs_run"] == 5 and not list(checkpoint_dir().glob("*.pt"))
+
+
+def test_meta_data_named_outside_a_run_must_be_given_as_an_object(family):
+    """A run resolves a named source through its own registry (the task's); a surrogate
+    used in code has no run, and says so."""
+    surrogate = DeepPipeSurrogate(metadata="pmf", preset="quick")
+    surrogate.prepare(family.pool.columns())
+    with pytest.raises(ValueError, match="pass a MetaData object"):
+        surrogate.prepare_space(family.pool)
 
 
 def test_a_surrogate_naming_meta_data_meta_trains_through_meta_fit(family):
@@ -136,7 +156,7 @@ def test_runs_with_other_seeds_share_the_meta_trained_checkpoint(family):
 
 
 def test_kernel_only_fine_tuning_leaves_the_network_as_meta_trained(family):
-    checkpoint = cached_meta_train(family, family.pool, settings="quick")
+    checkpoint = meta_train(family, family.pool, settings="quick")
     (X, y), _ = observed(family, "t15", 12)
     surrogate = DeepPipeSurrogate(preset="quick", fine_tune="kernel")
     surrogate.meta_fit(family, family.pool)
@@ -208,7 +228,7 @@ def test_the_surrogate_pickles_with_its_predictions(family):
 
 
 def test_a_checkpoint_of_another_space_is_refused_naming_both(family, tmp_path):
-    checkpoint = cached_meta_train(family, family.pool, settings="quick")
+    checkpoint = meta_train(family, family.pool, settings="quick")
     checkpoint.save(tmp_path / "c.pt")
     from automl_core.testing.spaces import pool_space
 
@@ -293,7 +313,7 @@ def test_meta_training_leaves_the_tasks_own_dataset_out(family):
     on_test = DeepPipeSurrogate(preset="quick")  # a test dataset: the usual checkpoint
     on_test._task = TaskDescription("t16", "classification", 100, 5, "error")
     on_test.meta_fit(family, family.pool)
-    plain = cached_meta_train(family, family.pool, settings="quick")
+    plain = meta_train(family, family.pool, settings="quick")
     assert on_test.meta_checkpoint.info["key"] == plain.info["key"]
     keeping = DeepPipeSurrogate(preset="quick", exclude_self=False)
     keeping._task = task
