@@ -30,8 +30,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 from automl_bench.compare import critical_difference, friedman
-from scipy.stats import rankdata
-from table_lookup import regret_curve
+from table_lookup import print_tables, regret_curve
 
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
@@ -142,20 +141,13 @@ def report(
     curves = np.array(
         [[[done[f"{m}|{d}|{s}"]["curve"] for d in datasets] for s in seeds] for m in methods]
     )  # methods x seeds x datasets x trials
-    seconds = {
+    per_step = {
         m: np.mean([done[f"{m}|{d}|{s}"]["seconds"] for d in datasets for s in seeds])
+        / max(trials - INITIAL, 1)
         for m in methods
     }
-    ranks = rankdata(curves, axis=0)
     points = [p for p in POINTS if p <= trials]
-    header = " | ".join(f"t={p}" for p in points)
-    for title, values in (("mean normalised regret", curves), ("mean rank", ranks)):
-        print(f"\n{title}\n\n| method | s per step | {header} |")
-        print("|---" * (2 + len(points)) + "|")
-        for i, method in enumerate(methods):
-            cells = " | ".join(f"{values[i, :, :, p - 1].mean():.4f}" for p in points)
-            step = seconds[method] / max(trials - INITIAL, 1)
-            print(f"| {method} | {step:.3f} | {cells} |")
+    print_tables(dict(zip(methods, curves, strict=True)), per_step, points, "s per step", 3)
     final = curves[:, :, :, -1].reshape(len(methods), -1).T  # tasks (seed, dataset) x methods
     test = friedman(final)
     if len(methods) >= 2:

@@ -196,17 +196,25 @@ def merge(paths: list[Path]) -> None:
     print_tables(curves, seconds, [c for c in CHECKPOINTS if c <= trials])
 
 
-def print_tables(curves: dict[str, np.ndarray], seconds: dict[str, float], points) -> None:
+def print_tables(
+    curves: dict[str, np.ndarray],
+    seconds: dict[str, float],
+    points,
+    time_column: str = "wall s",
+    digits: int = 1,
+) -> None:
+    """Mean normalised regret and mean rank per strategy at each of ``points`` trials, with
+    its ``seconds`` (a run's wall time, or what ``time_column`` says)."""
     specs = list(curves)
     stacked = np.stack([curves[s] for s in specs])  # strategies x seeds x datasets x trials
     ranks = rankdata(stacked, axis=0)  # ties share the mean rank
     header = " | ".join(f"t={c}" for c in points)
     for title, values in (("mean normalised regret", stacked), ("mean rank", ranks)):
-        print(f"\n{title}\n\n| strategy | wall s | {header} |")
+        print(f"\n{title}\n\n| strategy | {time_column} | {header} |")
         print("|---" * (2 + len(points)) + "|")
         for i, spec in enumerate(specs):
             cells = " | ".join(f"{values[i, :, :, c - 1].mean():.4f}" for c in points)
-            print(f"| {spec} | {seconds[spec]:.1f} | {cells} |")
+            print(f"| {spec} | {seconds[spec]:.{digits}f} | {cells} |")
 
 
 if __name__ == "__main__":

@@ -78,5 +78,8 @@ def _split_by_score(
     if dataset not in metadata.datasets:
         return ids, []
     losses = metadata.performance[metadata.row(dataset)]
-    scored = [i for i in ids if 0 <= i < len(losses) and np.isfinite(losses[i])]
-    return scored, [i for i in ids if i not in set(scored)]
+    has_score = [0 <= i < len(losses) and bool(np.isfinite(losses[i])) for i in ids]
+    return (
+        [i for i, ok in zip(ids, has_score, strict=True) if ok],
+        [i for i, ok in zip(ids, has_score, strict=True) if not ok],
+    )
