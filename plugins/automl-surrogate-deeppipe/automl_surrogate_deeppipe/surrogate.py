@@ -26,7 +26,8 @@ model that has seen the answers.
 
 With the network frozen (meta-trained weights, ``fine_tune: kernel``) a row's embedding never
 changes during a search: each row is embedded once, and every fit and prediction after that
-reads the stored embedding (a pool of 25,000 pipelines is embedded at the first step only).
+reads the stored embedding (PMF's 24,687 pipelines of a dataset are embedded at the first step
+only).
 
 An algorithm that meta-training never saw (``new_components``, the paper's Experiment 4)
 keeps its randomly initialised encoder, which is trained with the kernel while every other
@@ -374,20 +375,18 @@ class DeepPipeSurrogate(Surrogate):
         state = dict(self.__dict__)
         model = state.pop("_model")
         state["_embeddings"] = None  # recomputed on demand
-        state["_reads_embeddings"] = model is not None and model.reads_embeddings
         state["_fitted_state"] = None if model is None else model.state_dict()
         state["_train"] = None if model is None else (model.train_inputs[0], model.train_targets)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         fitted, train = state.pop("_fitted_state"), state.pop("_train")
-        reads_embeddings = state.pop("_reads_embeddings", False)
         self.__dict__.update(state)
         self._model = None
         if fitted is not None and self._layout is not None:
             model = self.architecture.build(self._layout, self.seed)
             model.load_state_dict(fitted)
-            model.reads_embeddings = reads_embeddings
+            model.reads_embeddings = self._network_frozen()
             model.set_train_data(train[0], train[1], strict=False)
             self._model = model
 
