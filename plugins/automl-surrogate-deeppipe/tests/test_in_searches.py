@@ -21,30 +21,36 @@ from automl_surrogate_deeppipe.surrogate import DeepPipeSurrogate
 SMALL = {"width_factor": 2, "steps": 20}
 
 
+def lookup_recipe(family, tmp_path, dataset: str, search: dict, trials: int):
+    """A table-lookup run on ``dataset`` of the family, saved as a meta-data folder at
+    ``tmp_path / "meta"``."""
+    folder = tmp_path / "meta"
+    save_metadata(family, folder)
+    return parse_recipe(
+        {
+            "name": "deeppipe",
+            "task": {
+                "benchmark": {"name": "table", "params": {"path": str(folder)}},
+                "dataset": dataset,
+            },
+            "search": search,
+            "budget": {"trials": trials},
+            "seed": 0,
+        }
+    )
+
+
 @pytest.mark.parametrize(
     ("strategy", "params"),
     [("smbo", {"initial_design": 3}), ("mcts", {})],
 )
 def test_a_lookup_run_searches_the_pool_with_it(family, tmp_path, strategy, params):
-    folder = tmp_path / "meta"
-    save_metadata(family, folder)
-    recipe = parse_recipe(
-        {
-            "name": "deeppipe",
-            "task": {
-                "benchmark": {"name": "table", "params": {"path": str(folder)}},
-                "dataset": "t15",
-            },
-            "search": {
-                "strategy": strategy,
-                "params": params,
-                "surrogate": {"name": "deeppipe", "params": SMALL},
-            },
-            "budget": {"trials": 9},
-            "seed": 0,
-        }
-    )
-    summary = run(recipe, tmp_path / "run")
+    search = {
+        "strategy": strategy,
+        "params": params,
+        "surrogate": {"name": "deeppipe", "params": SMALL},
+    }
+    summary = run(lookup_recipe(family, tmp_path, "t15", search, trials=9), tmp_path / "run")
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         trials = history.trials()
     assert len(trials) == 9 and all(t.status == "ok" for t in trials)
@@ -55,28 +61,15 @@ def test_a_lookup_run_searches_the_pool_with_it(family, tmp_path, strategy, para
 
 
 def test_a_transfer_lookup_run_names_its_meta_data_folder(family, tmp_path):
-    folder = tmp_path / "meta"
-    save_metadata(family, folder)
-    recipe = parse_recipe(
-        {
+    search = {
+        "strategy": "smbo",
+        "params": {"initial_design": 3},
+        "surrogate": {
             "name": "deeppipe",
-            "task": {
-                "benchmark": {"name": "table", "params": {"path": str(folder)}},
-                "dataset": "t16",
-            },
-            "search": {
-                "strategy": "smbo",
-                "params": {"initial_design": 3},
-                "surrogate": {
-                    "name": "deeppipe",
-                    "params": {"metadata": str(folder), "preset": "quick"},
-                },
-            },
-            "budget": {"trials": 6},
-            "seed": 0,
-        }
-    )
-    run(recipe, tmp_path / "run")
+            "params": {"metadata": str(tmp_path / "meta"), "preset": "quick"},
+        },
+    }
+    run(lookup_recipe(family, tmp_path, "t16", search, trials=6), tmp_path / "run")
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         assert history.count() == 6
     # meta-trained on the folder's training split through the run's own resolver, and cached
