@@ -24,7 +24,9 @@ class InitialIds(WarmStarter):
 
     An id the meta-data has no score for on that dataset is left out (``info["unscored"]``):
     the table cannot evaluate it (PMF's ids miss a score on 43 of its 445 test pairs), and a
-    grid of lookup runs would otherwise warn about it in every run."""
+    grid of lookup runs would otherwise warn about it in every run. So is one the space does
+    not offer (``info["not_offered"]``): a benchmark that drops a component drops the initial
+    pipelines that use it, and the search starts from fewer."""
 
     def __init__(
         self,
@@ -49,10 +51,12 @@ class InitialIds(WarmStarter):
         dataset = task.dataset.split(":", 1)[1] if ":" in task.dataset else task.dataset
         ids = self._ids(metadata, dataset, str(reference))
         scored, unscored = _split_by_score(metadata, dataset, ids)
-        chosen = scored if n is None else scored[:n]
+        offered, not_offered = _split_by_offer(space, scored)
+        chosen = offered if n is None else offered[:n]
+        info = {"metadata": str(reference), "datasets": [dataset], "unscored": unscored}
         return WarmStart(
             configs=[{"candidate": int(i)} for i in chosen],
-            info={"metadata": str(reference), "datasets": [dataset], "unscored": unscored},
+            info={**info, "not_offered": not_offered} if not_offered else info,
         )
 
     def _ids(self, metadata: MetaData, dataset: str, label: str) -> list[int]:
@@ -82,4 +86,16 @@ def _split_by_score(
     return (
         [i for i, ok in zip(ids, has_score, strict=True) if ok],
         [i for i, ok in zip(ids, has_score, strict=True) if not ok],
+    )
+
+
+def _split_by_offer(space: SearchSpace, ids: list[int]) -> tuple[list[int], list[int]]:
+    """(the ids ``space`` offers, those it does not); all offered when it is not a pool."""
+    pool = space.as_pool() if hasattr(space, "as_pool") else None
+    if pool is None or pool.available is None:
+        return ids, []
+    offered = [0 <= i < len(pool.available) and bool(pool.available[i]) for i in ids]
+    return (
+        [i for i, ok in zip(ids, offered, strict=True) if ok],
+        [i for i, ok in zip(ids, offered, strict=True) if not ok],
     )

@@ -5,11 +5,17 @@ A candidate is offered on a dataset only where the meta-data has its loss (a not
 is never offered), so a strategy's choices are always answerable at the full budget. For
 meta-data with learning curves (``budgets`` and ``curves``), a trial's budget selects the
 curve point: the loss at the largest stored budget not above the one asked for.
+
+A benchmark can offer fewer components than its table holds (``include`` / ``exclude``,
+``{stage: [component names]}``, the stages of the pool's blocks): DeepPipe's Experiment 4
+searches a pool from which one estimator has been dropped. The loss range (and so the
+regret) is then that of the candidates offered.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -23,17 +29,24 @@ ALL = "all"
 
 
 class TableBenchmark(Benchmark):
-    """A :class:`Benchmark` over the pool of ``metadata`` (which must have one)."""
+    """A :class:`Benchmark` over the pool of ``metadata`` (which must have one), offering the
+    candidates whose components ``include`` keeps and ``exclude`` does not drop."""
 
-    def __init__(self, metadata: MetaData, name: str | None = None) -> None:
+    def __init__(
+        self,
+        metadata: MetaData,
+        name: str | None = None,
+        include: Mapping[str, Sequence[str]] | None = None,
+        exclude: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         if metadata.pool is None:
             raise AutoMLError(
                 f"meta-data {metadata.space!r} has no pool of candidates: a table-lookup "
                 "benchmark needs one (MetaData.pool)"
             )
         self.metadata = metadata
-        self.pool: PoolSpace = metadata.pool
         self.name = name or metadata.space
+        self.pool: PoolSpace = _restricted(metadata.pool, include, exclude, self.name)
         self.metric = str(metadata.info.get("metric", "loss"))
 
     def datasets(self, split: str | None = None) -> list[str]:
@@ -64,8 +77,10 @@ class TableBenchmark(Benchmark):
         return LookupEvaluator(self.metadata.performance[row], runtimes, curves)
 
     def loss_range(self, dataset: str) -> tuple[float, float] | None:
+        """The best and worst stored loss of the candidates offered on ``dataset``."""
         losses = self.metadata.performance[self.row(dataset)]
-        finite = losses[np.isfinite(losses)]
+        assert self.pool.available is not None
+        finite = losses[np.isfinite(losses) & self.pool.available]
         if finite.size == 0:
             return None
         return float(finite.min()), float(finite.max())
@@ -89,6 +104,36 @@ class TableBenchmark(Benchmark):
                 f"({len(self.metadata.datasets)} datasets; `automl data show {self.name}` "
                 "lists them)"
             ) from None
+
+
+def _restricted(
+    pool: PoolSpace,
+    include: Mapping[str, Sequence[str]] | None,
+    exclude: Mapping[str, Sequence[str]] | None,
+    name: str,
+) -> PoolSpace:
+    """``pool`` offering only the components ``include`` / ``exclude`` leave, or a clear error
+    naming the benchmark and the stages it has."""
+    if not include and not exclude:
+        return pool
+    stages = {stage.name: stage.names for stage in pool.blocks().stages}
+    for option, given in (("include", include), ("exclude", exclude)):
+        for stage, names in (given or {}).items():
+            if stage not in stages:
+                raise AutoMLError(
+                    f"benchmark {name!r}: {option} names stage {stage!r}; its stages are "
+                    f"{', '.join(stages)}"
+                )
+            unknown = sorted(set(names) - set(stages[stage]))
+            if unknown:
+                raise AutoMLError(
+                    f"benchmark {name!r}: {option} names {unknown} in stage {stage!r}; its "
+                    f"components are {', '.join(stages[stage])}"
+                )
+    try:
+        return pool.restrict(include, exclude)
+    except ValueError as error:
+        raise AutoMLError(f"benchmark {name!r}: {error}") from None
 
 
 class LookupEvaluator(Evaluator):

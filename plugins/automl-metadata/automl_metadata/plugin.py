@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 from automl_core import hookimpl
 from automl_core.contracts import Benchmark, WarmStarter
@@ -65,11 +65,16 @@ def register_benchmarks(register: RegisterFactory[Benchmark]) -> None:
     register("table", table_benchmark, "table lookup over a meta-data folder of your own")
 
 
-def table_benchmark(path: str) -> TableBenchmark:
+def table_benchmark(
+    path: str,
+    include: Mapping[str, Sequence[str]] | None = None,
+    exclude: Mapping[str, Sequence[str]] | None = None,
+) -> TableBenchmark:
     """A table-lookup benchmark over the meta-data folder at ``path`` (``task: {benchmark:
     {name: table, params: {path: ...}}, dataset: ...}``), in the format of
-    :func:`automl_core.metastore.save_metadata`."""
-    return TableBenchmark(FolderMetaData(path).load())
+    :func:`automl_core.metastore.save_metadata`; ``include`` / ``exclude`` as for every
+    table benchmark (:class:`TableBenchmark`)."""
+    return TableBenchmark(FolderMetaData(path).load(), include=include, exclude=exclude)
 
 
 @hookimpl
@@ -94,9 +99,15 @@ def register_suites(register: RegisterDocument) -> None:
         register(name, document, f"table lookup: {description}")
 
 
-def _benchmark_factory(name: str, source: type[MetaDataSource]) -> Callable[[], TableBenchmark]:
-    def build() -> TableBenchmark:
-        return TableBenchmark(source().load(), name)
+def _benchmark_factory(name: str, source: type[MetaDataSource]) -> Callable[..., TableBenchmark]:
+    def build(
+        include: Mapping[str, Sequence[str]] | None = None,
+        exclude: Mapping[str, Sequence[str]] | None = None,
+    ) -> TableBenchmark:
+        return TableBenchmark(source().load(), name, include, exclude)
 
-    build.__doc__ = f"The {name!r} table-lookup benchmark (meta-data loaded from the cache)."
+    build.__doc__ = (
+        f"The {name!r} table-lookup benchmark (meta-data loaded from the cache), offering the "
+        "components ``include`` keeps and ``exclude`` does not drop ({stage: [names]})."
+    )
     return build

@@ -51,6 +51,19 @@ def test_an_id_without_a_score_on_the_dataset_is_left_out_and_said(metadata):
     assert start.info["unscored"] == [2]
 
 
+def test_an_id_the_space_does_not_offer_is_left_out_and_said(metadata):
+    """A benchmark that drops a component (DeepPipe's Experiment 4) drops the initial
+    pipelines that use it: ids 2, 11 and 5 choose model 2."""
+    without_model_2 = pool_space().restrict(exclude={"model": ["2"]})
+    start = InitialIds(metadata=metadata).suggest(task("table:d3"), without_model_2, None)
+    assert start.configs == [{"candidate": 7}, {"candidate": 0}]
+    assert start.info["not_offered"] == [2, 11, 5]
+    assert (
+        "not_offered"
+        not in InitialIds(metadata=metadata).suggest(task("table:d3"), pool_space(), None).info
+    )
+
+
 def test_a_dataset_without_initial_pipelines_is_named(metadata):
     with pytest.raises(AutoMLError, match="no initial pipelines for dataset 'd4'"):
         InitialIds(metadata=metadata).suggest(task("table:d4"), pool_space(), None)

@@ -36,6 +36,7 @@ from automl_core.run_folder import HISTORY_FILE, SUMMARY_FILE
 from automl_core.runner import run
 from automl_core.space import PoolSpace
 from automl_core.suites import SUITE_FILE, run_suite
+from automl_core.testing.data_checks import kit_metadata
 from automl_core.trial import Status, Trial
 from automl_metadata import plugin as metadata_plugin
 from automl_metadata.lookup import TableBenchmark
@@ -270,6 +271,46 @@ def test_benchmark_ranges_splits_and_unknown_names(trees):
         benchmark.space("mnist")
     assert normalised_regret(0.3, 0.1, 0.5) == pytest.approx(0.5)
     assert normalised_regret(0.2, 0.2, 0.2) == 0.0
+
+
+def test_a_benchmark_can_drop_or_keep_components():
+    """DeepPipe's Experiment 4 searches a pool without one estimator: the candidates that use
+    it are never offered, and the loss range is that of the candidates offered."""
+    metadata = kit_metadata()
+    uses_model_2 = np.arange(len(metadata.configs)) % 3 == 2
+    dropped = TableBenchmark(metadata, exclude={"model": ["2"]})
+    offered = {c["candidate"] for c in dropped.space("d1").candidates()}
+    assert offered and not any(uses_model_2[i] for i in offered)
+    row = metadata.performance[metadata.row("d1")]
+    keep = ~uses_model_2 & metadata.pool.available
+    assert dropped.loss_range("d1") == (row[keep].min(), row[keep].max())
+    only_2 = TableBenchmark(metadata, include={"model": ["2"]})
+    assert all(uses_model_2[c["candidate"]] for c in only_2.space("d1").candidates())
+    with pytest.raises(AutoMLError, match="exclude names stage 'estimator'; its stages are model"):
+        TableBenchmark(metadata, exclude={"estimator": ["RF"]})
+    with pytest.raises(AutoMLError, match=r"include names \['RF'\] in stage 'model'"):
+        TableBenchmark(metadata, include={"model": ["RF"]})
+    with pytest.raises(AutoMLError, match="would have no candidates left"):
+        TableBenchmark(metadata, exclude={"model": ["0", "1", "2"]})
+
+
+def test_a_recipe_drops_a_component_through_the_benchmark_s_params(trees_folder, tmp_path):
+    recipe = parse_recipe(
+        {
+            "name": "dropped",
+            "task": {
+                "benchmark": {
+                    "name": "table",
+                    "params": {"path": str(trees_folder), "include": {"classifier": []}},
+                },
+                "dataset": "wine",
+            },
+            "search": "random",
+            "budget": {"trials": 3},
+        }
+    )
+    with pytest.raises(AutoMLError, match="would have no candidates left"):
+        run(recipe, tmp_path / "run")
 
 
 def test_metadata_without_a_pool_is_not_a_benchmark():
