@@ -284,7 +284,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     recipe = load_recipe(args.recipe, args.overrides, plugins)
     for warning in check_recipe(recipe, plugins):
         print(f"warning: {warning}", file=sys.stderr)
-    if recipe.task.benchmark is not None and recipe.task.dataset is not None:
+    if recipe.task.benchmark is not None:
         check_benchmark(recipe, plugins)
     print(
         f"{args.recipe}: valid (strategy {recipe.search.strategy.name}, "

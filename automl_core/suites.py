@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from automl_core.contracts import Benchmark
-from automl_core.errors import AutoMLError, RecipeError
+from automl_core.errors import RecipeError
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import Recipe, check_names
 from automl_core.run_folder import RunSummary, finished_summary, resumable, safe_folder_name
 from automl_core.runner import run
+from automl_core.tasks import suite_datasets
 
 SUITE_FILE = "suite.json"
 
@@ -52,10 +53,7 @@ def run_suite(
         raise RecipeError("task.suite", split, "a benchmark task with a suite (split name)")
     check_names(recipe, plugins)
     benchmark: Benchmark = plugins.create("benchmark", ref.name, ref.params)
-    try:
-        datasets = benchmark.datasets(split)
-    except AutoMLError as error:
-        raise RecipeError("task.suite", split, f"one of {benchmark.splits()}", str(error)) from None
+    datasets = suite_datasets(recipe, benchmark)
     run_dir = Path(run_dir)
     runs: dict[str, RunSummary] = {}
     for dataset in datasets:

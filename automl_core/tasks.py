@@ -560,6 +560,21 @@ def refuse_what_needs_data(recipe: Recipe) -> None:
         )
 
 
+def suite_datasets(recipe: Recipe, benchmark: Benchmark) -> list[str]:
+    """The datasets of the recipe's suite (``task.suite``, a split of the benchmark), or a
+    recipe error naming the splits there are."""
+    split = recipe.task.suite
+    if split is None:
+        raise RecipeError("task.suite", split, "a benchmark task with a suite (split name)")
+    try:
+        datasets = benchmark.datasets(split)
+    except AutoMLError as error:
+        raise RecipeError("task.suite", split, f"one of {benchmark.splits()}", str(error)) from None
+    if not datasets:
+        raise RecipeError("task.suite", split, "a split with datasets (this one has none)")
+    return datasets
+
+
 def _benchmark_dataset(recipe: Recipe, benchmark: Benchmark) -> str:
     """The recipe's dataset, which must be one of the benchmark's."""
     ref, dataset = recipe.task.benchmark, recipe.task.dataset

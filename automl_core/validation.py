@@ -24,6 +24,7 @@ import inspect
 import types
 import typing
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from automl_core.contracts import Fidelity
@@ -41,7 +42,7 @@ from automl_core.recipe import (
 )
 from automl_core.sources import check_reference
 from automl_core.space import pipeline_space
-from automl_core.tasks import LookupTask, refuse_what_needs_data
+from automl_core.tasks import LookupTask, refuse_what_needs_data, suite_datasets
 
 #: The values of ``SearchStrategy.surrogate_use``.
 SURROGATE_USES = ("required", "optional", "unused")
@@ -97,9 +98,15 @@ def _check_limits(recipe: Recipe, plugins: Plugins) -> list[str]:
 
 def check_benchmark(recipe: Recipe, plugins: Plugins) -> None:
     """What a benchmark task adds to :func:`check_recipe`, with the benchmark built (its
-    meta-data loaded): the dataset is one of its datasets, and a strategy that races
-    budgets has a budget range to race on."""
-    task = LookupTask.build(recipe, plugins)
+    meta-data loaded): the dataset is one of its datasets (a suite, one of its splits with
+    datasets), and a strategy that races budgets has a budget range to race on (on a
+    suite, checked on its first dataset)."""
+    assert recipe.task.benchmark is not None
+    benchmark = build(plugins, "task.benchmark", "benchmark", recipe.task.benchmark)
+    if recipe.task.suite is not None:
+        first = suite_datasets(recipe, benchmark)[0]
+        recipe = replace(recipe, task=replace(recipe.task, dataset=first, suite=None))
+    task = LookupTask.build(recipe, plugins, benchmark)
     check_fidelity(plugins, recipe.search.strategy, task.fidelity)
 
 

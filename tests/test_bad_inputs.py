@@ -120,6 +120,25 @@ def test_a_halving_strategy_on_a_benchmark_without_budgets_is_refused(tmp_path, 
     }
     code, err = validate(tmp_path, capsys, "task.dataset=d1", recipe=recipe)
     assert code == 2 and "search.strategy: got 'asha'" in err and "races_budgets" in err
+    # a suite is checked on its first dataset
+    code, err = validate(tmp_path, capsys, "task.suite=all", recipe=recipe)
+    assert code == 2 and "search.strategy: got 'asha'" in err
+
+
+def test_a_suite_naming_a_split_the_benchmark_lacks_is_refused(tmp_path, capsys):
+    pytest.importorskip("automl_metadata")
+    from automl_core.metastore import save_metadata
+    from automl_core.testing.data_checks import kit_metadata
+
+    save_metadata(kit_metadata(), tmp_path / "table")
+    recipe = {
+        "task": {"benchmark": {"name": "table", "params": {"path": str(tmp_path / "table")}}},
+        "search": "random",
+        "budget": {"trials": 3},
+    }
+    code, err = validate(tmp_path, capsys, "task.suite=tset", recipe=recipe)
+    assert code == 2 and "task.suite: got 'tset', expected one of ['all']" in err
+    assert validate(tmp_path, capsys, "task.suite=all", recipe=recipe)[0] == 0
 
 
 def test_set_works_on_a_shorthand_section():
