@@ -24,7 +24,7 @@ from openml_testdata import (
 from automl_core.cli import build_parser
 from automl_core.dataset import infer_task
 from automl_core.errors import DatasetError
-from automl_core.sources import load_dataset
+from automl_core.sources import check_reference, load_dataset
 from automl_openml.cache import openml_configured
 from automl_openml.importer import import_openml_command, run_import
 from automl_openml.sources import load_openml
@@ -93,6 +93,13 @@ def test_loads_through_the_core_with_the_plugin_registered(cache, plugins, netwo
     assert (data.name, data.n_rows, data.n_features) == ("openml:61", 150, 4)
     regression = load_dataset(plugins, "openml:62", target="legs", task="regression")
     assert regression.task == "regression" and "legs" not in regression.X.columns
+    assert network == []
+
+
+def test_validate_refuses_a_reference_that_is_not_an_id(plugins, network):
+    assert "named by its numeric id" in check_reference(plugins, "openml:iris")
+    assert "an OpenML task" in check_reference(plugins, "openml-task:0")
+    assert check_reference(plugins, "openml:61") is None
     assert network == []
 
 

