@@ -78,8 +78,8 @@ def prepare(
     loading ``task.dataset``, which must then be a ``memory:<name>`` reference.
     ``policy`` is the policy a resumed run was started with (``resampling: auto``), used
     instead of asking the selector again. ``spent`` is the seconds a resumed run already
-    searched: the strategy is told the wall time left (``SearchContext.time_budget``), as
-    the loop counts it. ``deadline`` (a ``time.monotonic()`` value) is the end of the
+    searched: the strategy is told the wall time left when it is set up
+    (``SearchContext.time_budget``), as the loop counts it. ``deadline`` (a ``time.monotonic()`` value) is the end of the
     run's wall time: a set-up that reaches it stops, naming what took the time.
     """
     clock = SetupClock(deadline, recipe.budget.wall_time)
@@ -101,7 +101,7 @@ def prepare(
             fidelity=task.fidelity,
             task=task.description,
             trial_budget=recipe.budget.trials,
-            time_budget=_time_left(recipe.budget.wall_time, spent),
+            time_budget=_time_left(recipe.budget.wall_time, spent, deadline),
         )
     )
     clock.lap("the search strategy")
@@ -158,10 +158,17 @@ def _surrogate_factory(recipe: Recipe, plugins: Plugins) -> Callable[[], Surroga
     return build
 
 
-def _time_left(wall_time: float | None, spent: float) -> float | None:
-    """The seconds of search left to a run that already searched ``spent`` of its
-    ``wall_time`` (None: no wall time)."""
-    return None if wall_time is None else max(0.0, wall_time - spent)
+def _time_left(
+    wall_time: float | None, spent: float, deadline: float | None = None
+) -> float | None:
+    """The seconds left to a run that already searched ``spent`` of its ``wall_time``
+    (None: no wall time): until ``deadline`` when there is one, so that the set-up so far
+    (meta-data, meta-features, warm start) is not counted as search time."""
+    if wall_time is None:
+        return None
+    if deadline is not None:
+        return max(0.0, deadline - time.monotonic())
+    return max(0.0, wall_time - spent)
 
 
 def _apply_limits(executor: Executor, recipe: Recipe) -> None:

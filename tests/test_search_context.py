@@ -1,8 +1,9 @@
 """What the run tells a strategy at set-up about the run's length: the trial budget and the
-seconds of search left (less what a resumed run already spent)."""
+seconds of search left (less what a resumed run already spent, and less the set-up so far)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,7 +57,15 @@ def test_the_strategy_is_told_both_budgets(recording, tmp_path):
     run(_recipe(trials=2, wall_time=30), tmp_path / "run", plugins=recording)
     (context,) = RecordingStrategy.contexts
     assert context.trial_budget == 2
-    assert context.time_budget == 30.0
+    assert 0.0 < context.time_budget <= 30.0  # less the set-up's seconds
+
+
+def test_the_time_budget_leaves_out_the_set_up_so_far(recording, tmp_path):
+    """A run that began 12 s before its strategy was set up (a command's start, a slow
+    meta-data fetch) has at most 18 s of a 30 s wall time left to search."""
+    began = time.monotonic() - 12.0
+    run(_recipe(trials=2, wall_time=30), tmp_path / "run", plugins=recording, started=began)
+    assert 0.0 < RecordingStrategy.contexts[0].time_budget <= 18.0
 
 
 def test_without_a_wall_time_there_is_no_time_budget(recording, tmp_path):
@@ -69,7 +78,7 @@ def test_a_resumed_run_tells_the_time_left(recording, tmp_path):
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         history.set_meta(ELAPSED, 10.0)  # as if the run had searched for 10 s
     run(_recipe(trials=3, wall_time=50), tmp_path / "run", plugins=recording, resume=True)
-    assert RecordingStrategy.contexts[-1].time_budget == 40.0
+    assert 20.0 < RecordingStrategy.contexts[-1].time_budget <= 40.0
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         history.set_meta(ELAPSED, 100.0)  # more than the wall time: nothing is left
     run(_recipe(trials=4, wall_time=50), tmp_path / "run", plugins=recording, resume=True)
