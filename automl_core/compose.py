@@ -79,8 +79,9 @@ def prepare(
     ``policy`` is the policy a resumed run was started with (``resampling: auto``), used
     instead of asking the selector again. ``spent`` is the seconds a resumed run already
     searched: the strategy is told the wall time left when it is set up
-    (``SearchContext.time_budget``), as the loop counts it. ``deadline`` (a ``time.monotonic()`` value) is the end of the
-    run's wall time: a set-up that reaches it stops, naming what took the time.
+    (``SearchContext.time_budget``), as the loop counts it. ``deadline`` (a
+    ``time.monotonic()`` value) is the end of the run's wall time: a set-up that reaches it
+    stops, naming what took the time.
     """
     clock = SetupClock(deadline, recipe.budget.wall_time)
     check_names(recipe, plugins)
