@@ -13,7 +13,7 @@ import json
 import math
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,11 +29,17 @@ RUNNING = "running"
 #: The columns StoredTrial is read from, in the order of ``RunHistory._row``.
 SELECT_TRIALS = (
     "SELECT id, config, budget, origin, status, loss, metrics, fit_time, predict_time, "
-    "duration, error, started_at, finished_at, tell_order, asked_at_tell, fit_cpu_time FROM trials"
+    "duration, error, started_at, finished_at, tell_order, asked_at_tell, fit_cpu_time, info "
+    "FROM trials"
 )
 #: Columns added after the first release, with their types: a history written before
 #: them gains them (empty) when opened.
-ADDED_COLUMNS = {"tell_order": "INTEGER", "asked_at_tell": "INTEGER", "fit_cpu_time": "REAL"}
+ADDED_COLUMNS = {
+    "tell_order": "INTEGER",
+    "asked_at_tell": "INTEGER",
+    "fit_cpu_time": "REAL",
+    "info": "TEXT",
+}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,7 +59,8 @@ CREATE TABLE IF NOT EXISTS trials (
     finished_at REAL,
     tell_order INTEGER,
     asked_at_tell INTEGER,
-    fit_cpu_time REAL
+    fit_cpu_time REAL,
+    info TEXT
 );
 CREATE TABLE IF NOT EXISTS predictions (
     trial_id INTEGER PRIMARY KEY REFERENCES trials(id),
@@ -84,6 +91,9 @@ class StoredTrial:
     asked_at_tell: int | None = None
     #: CPU seconds of the fits (None: not measured; see :attr:`Result.fit_cpu_time`).
     fit_cpu_time: float | None = None
+    #: The result's ``info`` as JSON keeps it (numpy values as numbers and lists), so that a
+    #: resumed run tells the strategy what the interrupted one was told.
+    info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
@@ -108,10 +118,11 @@ class StoredTrial:
             duration=result.duration,
             error=result.error,
             fit_cpu_time=result.fit_cpu_time or None,
+            info=json.loads(_info_json(result.info)),
         )
 
     def result(self) -> Result:
-        """The stored result: what the history keeps of it (no predictions, no ``info``)."""
+        """The stored result: what the history keeps of it (no predictions)."""
         return Result(
             status=Status(self.status),
             loss=self.loss,
@@ -121,6 +132,7 @@ class StoredTrial:
             duration=self.duration or 0.0,
             error=self.error,
             fit_cpu_time=self.fit_cpu_time or 0.0,
+            info=dict(self.info),
         )
 
 
@@ -128,6 +140,20 @@ def _dump_array(array: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, array, allow_pickle=False)
     return buffer.getvalue()
+
+
+def _info_json(info: Mapping[str, Any]) -> str:
+    """``info`` as JSON: numpy numbers and arrays as Python's, anything else JSON lacks as
+    its text."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, np.ndarray):
+            return value.tolist()
+        return str(value)
+
+    return json.dumps(dict(info), default=plain)
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -255,8 +281,8 @@ class RunHistory:
                 order = (last or 0) + 1
             self._db.execute(
                 "UPDATE trials SET status=?, loss=?, metrics=?, fit_time=?, predict_time=?, "
-                "duration=?, error=?, finished_at=?, tell_order=?, asked_at_tell=?, fit_cpu_time=? "
-                "WHERE id=?",
+                "duration=?, error=?, finished_at=?, tell_order=?, asked_at_tell=?, fit_cpu_time=?, "
+                "info=? WHERE id=?",
                 (
                     result.status.value,
                     _finite_or_none(result.loss),
@@ -269,6 +295,7 @@ class RunHistory:
                     order,
                     asked,
                     result.fit_cpu_time or None,
+                    _info_json(result.info),
                     trial.id,
                 ),
             )
@@ -335,6 +362,7 @@ class RunHistory:
             tell_order,
             asked_at_tell,
             fit_cpu_time,
+            info,
         ) = row
         return StoredTrial(
             trial=Trial(id_, json.loads(config), budget, origin),
@@ -350,6 +378,7 @@ class RunHistory:
             tell_order=tell_order,
             asked_at_tell=asked_at_tell,
             fit_cpu_time=fit_cpu_time,
+            info=json.loads(info) if info else {},
         )
 
     @contextmanager

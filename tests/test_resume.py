@@ -157,3 +157,27 @@ def test_a_stopped_then_resumed_run_proposes_what_an_uninterrupted_one_does(tmp_
         )
     assert proposals(tmp_path / "two") == proposals(tmp_path / "one")
     assert len(set(b for _, b in proposals(tmp_path / "one"))) >= (1 if strategy == "random" else 2)
+
+
+def test_a_result_s_info_is_stored_and_told_again_on_resume(tmp_path):
+    """A strategy that learns from ``Result.info`` (a budget used, a learning-curve point) is
+    told on replay what it was told before: the history keeps ``info`` as JSON (numpy values
+    as Python's), and an older history without the column opens with empty ones."""
+    import sqlite3
+
+    import numpy as np
+
+    from automl_core.trial import Result, Status
+
+    info = {"budget_used": np.float64(0.5), "curve": np.arange(3), "at": tmp_path / "model"}
+    path = tmp_path / HISTORY_FILE
+    with RunHistory(path) as history:
+        history.start(Trial(0, {"x": 1}))
+        history.finish(Trial(0, {"x": 1}), Result(Status.OK, 0.2, info=info), asked=1)
+        (stored,) = history.trials()
+    expected = {"budget_used": 0.5, "curve": [0, 1, 2], "at": str(tmp_path / "model")}
+    assert stored.info == expected and stored.result().info == expected
+    with sqlite3.connect(path) as db:  # the table as it was before the column
+        db.execute("ALTER TABLE trials DROP COLUMN info")
+    with RunHistory(path) as history:
+        assert history.trials()[0].result().info == {}
