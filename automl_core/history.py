@@ -281,8 +281,8 @@ class RunHistory:
                 order = (last or 0) + 1
             self._db.execute(
                 "UPDATE trials SET status=?, loss=?, metrics=?, fit_time=?, predict_time=?, "
-                "duration=?, error=?, finished_at=?, tell_order=?, asked_at_tell=?, fit_cpu_time=?, "
-                "info=? WHERE id=?",
+                "duration=?, error=?, finished_at=?, tell_order=?, asked_at_tell=?, "
+                "fit_cpu_time=?, info=? WHERE id=?",
                 (
                     result.status.value,
                     _finite_or_none(result.loss),
