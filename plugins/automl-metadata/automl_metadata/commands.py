@@ -198,8 +198,9 @@ def describe_metadata(metadata: MetaData) -> list[str]:
             f"pool: {len(pool.encodings)} candidates, encoding width {pool.encodings.shape[1]}"
         )
         if pool.stage_choices is not None and pool.stage_names:
-            for stage, column in zip(pool.stage_names, pool.stage_choices.T, strict=False):
-                lines.append(f"  stage {stage}: {len(np.unique(column))} choices")
+            # the components by name: what a benchmark's include / exclude take
+            for stage in pool.blocks().stages:
+                lines.append(f"  stage {stage.name}: {', '.join(stage.names)}")
     if metadata.budgets is not None:
         budgets = metadata.budgets
         lines.append(f"budgets: {len(budgets)} from {budgets.min():g} to {budgets.max():g}")

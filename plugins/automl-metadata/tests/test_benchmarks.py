@@ -127,6 +127,8 @@ def test_data_list_and_show_name_the_real_sources(capsys):
     out = capsys.readouterr().out
     assert "datasets x configurations: 553 x 38151" in out
     assert "split test: 89 datasets" in out and "split validation: 15 datasets" in out
+    # the components by name, as a benchmark's include / exclude take them
+    assert "stage preprocessor: preprocessor_0, preprocessor_1" in out
 
 
 def test_data_fetch_reads_a_converted_source_and_list_prints_a_table(capsys):
