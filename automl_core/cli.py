@@ -266,6 +266,12 @@ def exit_status(summary: RunSummary) -> int:
 def print_summary(summary: RunSummary) -> None:
     print(f"run folder: {summary.run_dir}")
     print(f"trials: {summary.n_trials} ({summary.stopped_because}, {summary.elapsed:.1f}s)")
+    if summary.timing and summary.model_path:
+        search, finishing = summary.timing["search"], summary.timing["finishing"]
+        print(
+            f"time: search until {search:.1f}s, then finishing {finishing:.1f}s "
+            f"({summary.timing['reserved']:.1f}s kept back for it)"
+        )
     if summary.best_loss is not None:
         print(
             f"best validation loss ({summary.metric}): {summary.best_loss:.4f} "

@@ -122,6 +122,7 @@ def search(
             history.start(trial)
             in_flight[setup.executor.submit(evaluator, trial)] = trial
         if not in_flight:
+            _record_search_end(history, budget)
             return stopped
         done, _ = wait(
             list(in_flight), timeout=budget.remaining_seconds(), return_when=FIRST_COMPLETED
@@ -132,6 +133,7 @@ def search(
                 history.finish(
                     trial, Result.failure(Status.TIMEOUT, "stopped at the run's wall time")
                 )
+            _record_search_end(history, budget)
             return "wall-time budget reached"
         for future in done:
             trial = in_flight.pop(future)
@@ -145,6 +147,23 @@ def search(
             tell = setup.strategy.tell
             call_plugin("search strategy", "tell", tell, trial, result.without_predictions())
             stopped = stopped or observers.trial_end(info, trial, result) or ""
+
+
+#: The history's record of when the search ended and what it left for finishing.
+SEARCH_END = "search_end"
+
+
+def _record_search_end(history: RunHistory, budget: Budget) -> None:
+    """When the search ended (seconds into the run) and the seconds it had kept back for
+    finishing: with the summary's elapsed time, where a wall-time budget went."""
+    history.set_meta(
+        SEARCH_END,
+        {
+            "elapsed": round(budget.elapsed(), 3),
+            "reserved": round(budget.reserve, 3),
+            "at": time.time(),
+        },
+    )
 
 
 def finish_reserve(

@@ -86,6 +86,10 @@ class RunSummary:
     #: How the final model was chosen (:meth:`automl_core.final_model.FinalChoice.record`):
     #: ensemble or single best, both validation losses, and why.
     final_model: dict[str, Any] = field(default_factory=dict)
+    #: Where the wall time went: ``{"search": seconds into the run when the search ended,
+    #: "reserved": seconds it had kept back for finishing, "finishing": seconds finishing
+    #: took}`` (empty when the search did not run in this process).
+    timing: dict[str, float] = field(default_factory=dict)
 
     def record_choice(self, choice: FinalChoice) -> None:
         """The final model's members, their weights and why they were chosen."""

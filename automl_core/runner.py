@@ -24,7 +24,7 @@ from automl_core.dataset import Dataset
 from automl_core.errors import AutoMLError
 from automl_core.finishing import Finishing
 from automl_core.history import RunHistory
-from automl_core.loop import StrategyError, close_strategy, replay, search
+from automl_core.loop import SEARCH_END, StrategyError, close_strategy, replay, search
 from automl_core.observers import Observers
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import Recipe
@@ -168,8 +168,22 @@ def finalise(
     finishing = Finishing(setup.recipe, plugins, run_dir, deadline, threads)
     setup.task.finish(summary, history, finishing)
     summary.elapsed = time.monotonic() - started
+    summary.timing = _timing(history.get_meta(SEARCH_END), summary.elapsed)
     summary.save(run_dir, history)
     return summary
+
+
+def _timing(search_end: dict[str, float] | None, elapsed: float) -> dict[str, float]:
+    """Where the wall time went (:attr:`RunSummary.timing`), from the search's record of
+    its end when it was written by this process's search (not an earlier session's)."""
+    now = time.time()
+    if not search_end or search_end["at"] < now - elapsed:
+        return {}
+    return {
+        "search": search_end["elapsed"],
+        "reserved": search_end["reserved"],
+        "finishing": round(now - search_end["at"], 3),
+    }
 
 
 def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:

@@ -156,6 +156,10 @@ def test_a_run_ends_at_its_wall_time_with_its_trials_killed(tmp_path):
     )
     summary = run(recipe, tmp_path / "run", plugins=plugins)
     assert summary.stopped_because == "wall-time budget reached" and summary.model_path is None
+    # where the time went: the search, then finishing, adding up to the run's
+    timing = summary.timing
+    assert set(timing) == {"search", "reserved", "finishing"} and timing["reserved"] > 0
+    assert timing["search"] + timing["finishing"] == pytest.approx(summary.elapsed, abs=0.5)
     # the trials sleep for a minute: a run that waited for them instead of killing them at
     # the wall time would have let them finish (how close to 12 s it ends is benchmarks';
     # 12 s because on a loaded machine a worker may take seconds to start)

@@ -16,6 +16,7 @@ import numpy as np
 from automl_core.contracts import MetaData, SearchSpace, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError
 from automl_core.metastore import check_metadata_reference
+from automl_core.space import vector_space
 
 
 class InitialIds(WarmStarter):
@@ -91,7 +92,8 @@ def _split_by_score(
 
 def _split_by_offer(space: SearchSpace, ids: list[int]) -> tuple[list[int], list[int]]:
     """(the ids ``space`` offers, those it does not); all offered when it is not a pool."""
-    pool = space.as_pool() if hasattr(space, "as_pool") else None
+    typed = vector_space(space)
+    pool = typed.as_pool() if typed is not None else None
     if pool is None or pool.available is None:
         return ids, []
     offered = [0 <= i < len(pool.available) and bool(pool.available[i]) for i in ids]
