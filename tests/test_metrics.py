@@ -1,11 +1,13 @@
-"""The metrics' loss convention and their pickling."""
+"""The metrics' loss convention, their pickling and their values."""
 
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
+from sklearn import metrics as skm
 
 from automl_core.evaluator import scores_on_codes
 from automl_core.metrics import METRICS, get_metric
@@ -49,3 +51,29 @@ def test_scores_on_codes_keep_a_column_per_code_present() -> None:
     np.testing.assert_array_equal(y, [0, 1, 1])
     np.testing.assert_allclose(proba, [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
     assert get_metric("roc_auc").loss(y, proba) == pytest.approx(0.0)  # 0.8, 0.4 > 0.1
+
+
+@pytest.mark.parametrize(
+    ("name", "reference"),
+    [
+        ("accuracy", lambda y, labels: skm.accuracy_score(y, labels)),
+        ("balanced_accuracy", lambda y, labels: skm.balanced_accuracy_score(y, labels)),
+        ("f1_macro", lambda y, labels: skm.f1_score(y, labels, average="macro", zero_division=0)),
+    ],
+)
+def test_the_label_metrics_equal_scikit_learns(name: str, reference) -> None:
+    """Computed from a confusion matrix for speed; the same values as scikit-learn's, with
+    classes the predictions never name and classes only the predictions name."""
+    rng = np.random.default_rng(0)
+    metric = get_metric(name)
+    for n, k in [(50, 2), (200, 3), (31, 5), (7, 4)]:
+        y = rng.integers(0, k, n)
+        proba = rng.random((n, k))
+        proba[:, 0] *= 0.1  # class 0 rarely predicted
+        if k > 3:
+            y[y == k - 1] = 0  # the last class predicted but never true
+        labels = proba.argmax(axis=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = reference(y, labels)
+        assert metric.score(y, proba) == pytest.approx(expected, abs=1e-12)
