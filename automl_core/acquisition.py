@@ -1,4 +1,5 @@
-"""What model-based search strategies share: expected improvement, picking the best-scoring
+"""What model-based search strategies share: a surrogate prepared for the search, expected
+improvement, picking the best-scoring
 candidate with ties broken at random, and ranking a pool's candidates.
 
 These live in the core rather than in one plugin so that any strategy -- automl-smbo,
@@ -12,13 +13,18 @@ in automl-core.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
+from automl_core.contracts import SearchContext, Surrogate
 from automl_core.pool_space import PoolSpace
+from automl_core.space import VectorSpace
+
+log = logging.getLogger(__name__)
 
 #: ``score(rows) -> acquisition values`` of encoded candidates (higher is more promising).
 Score = Callable[[np.ndarray], np.ndarray]
@@ -129,3 +135,25 @@ def constant_liar_targets(losses: np.ndarray, pending: int, rule: str) -> np.nda
     if not pending:
         return losses
     return np.concatenate([losses, np.full(pending, _LIES[rule](losses))])
+
+
+def prepared_surrogate(
+    factory: Callable[[], Surrogate], space: VectorSpace, context: SearchContext
+) -> Surrogate:
+    """A new surrogate from ``factory``, told the space's columns, the space and the task,
+    and handed the warm start's pre-trained state when there is one: what every strategy
+    with a surrogate does at set-up, in this order."""
+    surrogate = factory()
+    surrogate.prepare(space.columns())
+    surrogate.prepare_space(space, context.task)
+    state = context.warm_start.surrogate_state if context.warm_start is not None else None
+    if state is not None:
+        if type(surrogate).warm_start is Surrogate.warm_start:
+            log.warning(
+                "the warm start carries a pre-trained surrogate state, but the surrogate %s "
+                "takes none: it starts untrained",
+                type(surrogate).__name__,
+            )
+        else:
+            surrogate.warm_start(state)
+    return surrogate

@@ -189,13 +189,12 @@ class MetaFeatureProvider(abc.ABC):
 
 @dataclass
 class WarmStart:
-    """Where a search starts: configurations to try first, and optionally a surrogate state.
-
-    ``info`` is the warm-starter's account of where they came from; the run stores it, and
-    ``automl show`` prints these optional keys when present: ``metadata`` (what it drew on),
-    ``datasets`` (``{"dataset", "distance"}`` mappings, nearest first, or plain dataset
-    ids) and ``excluded`` (the datasets it left out).
-    """
+    """Where a search starts: configurations to try first, and optionally a surrogate state
+    (a pre-trained model that strategies hand to ``Surrogate.warm_start``). ``info`` is the
+    warm-starter's account of where they came from; the run stores it, and ``automl show``
+    prints these optional keys when present: ``metadata`` (what it drew on), ``datasets``
+    (``{"dataset", "distance"}`` mappings, nearest first, or plain dataset ids) and
+    ``excluded`` (the datasets it left out)."""
 
     configs: list[dict[str, Any]] = field(default_factory=list)
     surrogate_state: Any = None
@@ -259,6 +258,9 @@ class Surrogate(abc.ABC):
     def prepare_space(self, space: VectorSpace, task: TaskDescription | None = None) -> None:  # noqa: B027
         """Told, after ``prepare``, the space whose rows it models (for a surrogate that encodes
         each component apart, DeepPipe) and the task (meta-training leaves it out); optional."""
+
+    def warm_start(self, state: Any) -> None:  # noqa: B027
+        """Start from a warm-starter's pre-trained ``state`` (WarmStart.surrogate_state)."""
 
 
 @dataclass(frozen=True)

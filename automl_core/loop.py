@@ -175,14 +175,14 @@ def finish_reserve(
     will be that trial (:func:`~automl_core.finishing.refit_fallback`), and stopping at once
     would waste the time until then."""
     ranked = history.best(ENSEMBLE_POOL) if best is not None else []
-    reserve = setup.task.time_to_finish(best, setup.recipe, ranked)
+    reserve = setup.task.time_to_finish(best, setup.recipe, ranked, history)
     if budget.seconds is None or best is None:
         return reserve
     left = budget.seconds - budget.elapsed()
     if reserve <= left:
         return reserve
     for position, trial in enumerate(ranked[1:], start=1):
-        fallback = setup.task.time_to_finish(trial, setup.recipe, ranked[position + 1 :])
+        fallback = setup.task.time_to_finish(trial, setup.recipe, ranked[position + 1 :], history)
         if fallback <= left:
             return fallback
     return reserve

@@ -83,3 +83,43 @@ def test_a_resumed_run_tells_the_time_left(recording, tmp_path):
         history.set_meta(ELAPSED, 100.0)  # more than the wall time: nothing is left
     run(_recipe(trials=4, wall_time=50), tmp_path / "run", plugins=recording, resume=True)
     assert RecordingStrategy.contexts[-1].time_budget == 0.0
+
+
+def test_a_prepared_surrogate_is_told_the_space_and_handed_the_warm_starts_state(caplog):
+    """Columns, then space and task, then the warm start's pre-trained state; a surrogate
+    that takes no state is left untrained, with a warning that says so."""
+    from automl_core.acquisition import prepared_surrogate
+    from automl_core.contracts import Surrogate, WarmStart
+    from automl_core.testing.spaces import pool_space
+
+    calls = []
+
+    class Taking(Surrogate):
+        def fit(self, X, y):
+            return self
+
+        def predict(self, X):
+            return np.zeros(len(X)), np.ones(len(X))
+
+        def prepare(self, columns):
+            calls.append("prepare")
+
+        def prepare_space(self, space, task=None):
+            calls.append("prepare_space")
+
+        def warm_start(self, state):
+            calls.append(("warm_start", state))
+
+    class Ignoring(Taking):
+        warm_start = Surrogate.warm_start
+
+    space = pool_space()
+    context = SearchContext(space=space, seed=0, warm_start=WarmStart(surrogate_state="ptem"))
+    prepared_surrogate(Taking, space, context)
+    assert calls == ["prepare", "prepare_space", ("warm_start", "ptem")]
+    with caplog.at_level("WARNING"):
+        prepared_surrogate(Ignoring, space, context)
+    assert "takes none: it starts untrained" in caplog.text
+    calls.clear()
+    prepared_surrogate(Taking, space, SearchContext(space=space, seed=0))
+    assert calls == ["prepare", "prepare_space"]

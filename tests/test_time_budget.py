@@ -473,6 +473,34 @@ def test_with_an_ensemble_the_search_keeps_back_the_refits_of_the_next_best_tria
     assert task.time_to_finish(best, recipe, slow) == pytest.approx(alone + ENSEMBLE_SHARE * 100)
 
 
+def test_with_the_history_the_search_keeps_back_the_refits_of_the_members_it_would_choose(
+    plugins, tmp_path
+):
+    """With the run's stored predictions the ensembler is asked which trials it would take
+    now: only their refits are kept back (the best-two double takes two of the three), not
+    those of the ten next best."""
+    from automl_core.finishing import final_model_chooser, refit_estimate
+
+    recipe = parse_recipe(toy_recipe(ensemble="best-two", budget={"trials": 3}))
+    run(recipe, tmp_path / "run", plugins=plugins)
+    timed = parse_recipe(toy_recipe(ensemble="best-two", budget={"wall_time": 1000}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        task = prepare(timed, plugins).task
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        ranked = history.best(50)
+        best, evaluator = ranked[0], task.evaluator
+        chosen = final_model_chooser(history, evaluator, timed, plugins).choose().members
+        others = [t for t in chosen if t.trial.id != best.trial.id]
+        assert len(ranked) == 3 and len(others) == 1
+        alone = task.time_to_finish(best, timed, [])
+        expected = alone + refit_estimate(others[0], evaluator)
+        assert task.time_to_finish(best, timed, ranked, history) == pytest.approx(expected)
+        # without the history: every next best
+        every = alone + sum(refit_estimate(t, evaluator) for t in ranked[1:])
+        assert task.time_to_finish(best, timed, ranked) == pytest.approx(every)
+
+
 def test_the_search_does_not_ask_again_when_an_ask_would_outlast_the_wall_time():
     """A strategy whose asks take seconds (a deep-kernel surrogate's fit) is not asked when
     the longest of its recent asks is longer than the wall time left."""

@@ -26,7 +26,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from automl_core.acquisition import expected_improvement, failures_as_worst, random_best
+from automl_core.acquisition import (
+    expected_improvement,
+    failures_as_worst,
+    prepared_surrogate,
+    random_best,
+)
 from automl_core.contracts import SearchContext, SearchSpace, Surrogate
 from automl_core.space import PoolSpace, VectorSpace, vector_space
 from automl_core.trial import Candidate, Config
@@ -57,10 +62,12 @@ class NewConfigurations:
         self.n_candidates = n_candidates
         self.surrogate: Surrogate | None = None
         if context.surrogate_factory is not None:
-            self.surrogate = context.surrogate_factory()
             if self.vectors is not None:
-                self.surrogate.prepare(self.vectors.columns())
-                self.surrogate.prepare_space(self.vectors, context.task)
+                self.surrogate = prepared_surrogate(
+                    context.surrogate_factory, self.vectors, context
+                )
+            else:
+                self.surrogate = context.surrogate_factory()
         # The encoded width is read from a random sample, not from ``space.columns()``: the
         # draw is part of every seeded run's random stream (the results in
         # docs/benchmarks.md were made with it), and dropping it would change every proposal.

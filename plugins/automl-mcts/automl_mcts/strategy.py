@@ -38,6 +38,7 @@ from automl_core.acquisition import (
     constant_liar_targets,
     expected_improvement,
     failures_as_worst,
+    prepared_surrogate,
 )
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
 from automl_core.space import require_vector_space
@@ -127,9 +128,7 @@ class MCTS(SearchStrategy):
         self.rng = np.random.default_rng(context.seed)
         space = require_vector_space(context.space, "mcts")
         self.decisions: Decisions = make_decisions(space, self.order, self.n_neighbours)
-        self.surrogate: Surrogate = context.surrogate_factory()
-        self.surrogate.prepare(space.columns())
-        self.surrogate.prepare_space(space, context.task)
+        self.surrogate: Surrogate = prepared_surrogate(context.surrogate_factory, space, context)
         self.tree: dict[Structure, Node] = {(): Node()}
         self._options: dict[Structure, list[int]] = {}
         #: every result: (item, structure, loss), in the order told

@@ -18,6 +18,7 @@ from automl_core.acquisition import (
     check_pending_lie,
     constant_liar_targets,
     failures_as_worst,
+    prepared_surrogate,
     rank_pool,
 )
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
@@ -86,9 +87,9 @@ class SMBO(SearchStrategy):
         #: a pool is scored whole; any other space by local search over encoded rows
         self.pool: PoolSpace | None = self.space.as_pool()
         self.rng = np.random.default_rng(context.seed)
-        self.surrogate: Surrogate = context.surrogate_factory()
-        self.surrogate.prepare(self.space.columns())
-        self.surrogate.prepare_space(self.space, context.task)
+        self.surrogate: Surrogate = prepared_surrogate(
+            context.surrogate_factory, self.space, context
+        )
         #: every configuration proposed or told, by key (on a pool, the ranking leaves out
         #: their candidates)
         self.seen: dict[str, Config] = {}

@@ -30,10 +30,11 @@ import numpy as np
 import torch
 
 from automl_core.cache import cache_dir, write_atomically
+from automl_core.component_rows import numeric_ranges
 from automl_core.contracts import MetaData
 from automl_core.metastore import metadata_fingerprint
 from automl_core.space import VectorSpace
-from automl_surrogate_deeppipe.layout import Layout, Selector, numeric_ranges
+from automl_surrogate_deeppipe.layout import Layout, Selector
 from automl_surrogate_deeppipe.model import (
     DTYPE,
     NETWORK_DTYPE,

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from automl_core.component_rows import numeric_ranges
 from automl_core.contracts import MetaData, Surrogate, TaskDescription
 from automl_core.metastore import check_dataset_ids, check_metadata_reference, left_out_datasets
 from automl_core.space import (
@@ -57,7 +58,7 @@ from automl_core.space import (
     check_encoded,
     check_losses,
 )
-from automl_surrogate_deeppipe.layout import Layout, Selector, numeric_ranges
+from automl_surrogate_deeppipe.layout import Layout, Selector
 from automl_surrogate_deeppipe.metatrain import (
     PRESETS,
     Architecture,

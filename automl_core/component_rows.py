@@ -1,0 +1,172 @@
+"""Encoded rows as a neural network reads them, component by component.
+
+Surrogates that give each component of a space a network of its own (DeepPipe's encoders,
+the shared latent space's per-algorithm embeddings) need the same three things from a
+:class:`~automl_core.space.VectorSpace`'s encoded rows, whatever the space's kind:
+
+- :class:`NetworkInputs`: the rows as numbers in [0, 1], categoricals one-hot encoded and
+  inactive values (``-1``) set to 0, with the positions each encoding column expands to;
+- :class:`ComponentSelector`: per row, the active component of each stage of
+  :meth:`~automl_core.space.VectorSpace.blocks`, read without decoding where the space allows
+  (a pipeline space's choice columns, a pool's table);
+- :func:`numeric_ranges`: on a pool, the (low, high) each numeric column is scaled from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from automl_core.space import INACTIVE, EncodingBlocks, EncodingColumn, VectorSpace
+
+
+@dataclass(frozen=True)
+class NetworkInputs:
+    """How a space's encoded rows become a network's inputs (one-hots expanded)."""
+
+    #: the space's columns, in order
+    columns: tuple[EncodingColumn, ...]
+    #: per numeric column, the (low, high) it is min-max scaled from (others: [0, 1] already)
+    ranges: dict[int, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def offsets(self) -> tuple[tuple[int, int], ...]:
+        """Per space column, its first input position and how many inputs it expands to."""
+        offsets, position = [], 0
+        for column in self.columns:
+            size = column.categories if column.categories else 1
+            offsets.append((position, size))
+            position += size
+        return tuple(offsets)
+
+    @property
+    def width(self) -> int:
+        """The number of inputs a row expands to."""
+        return sum(column.categories or 1 for column in self.columns)
+
+    def expand(self, columns: Sequence[int]) -> tuple[int, ...]:
+        """The input positions of the space columns ``columns``, in order."""
+        offsets = self.offsets
+        return tuple(i for c in columns for i in range(offsets[c][0], sum(offsets[c])))
+
+    def transform(self, rows: np.ndarray) -> np.ndarray:
+        """The inputs of encoded ``rows`` (n x len(columns)): float32, n x :attr:`width`."""
+        rows = np.asarray(rows, dtype=float)
+        out = np.zeros((len(rows), self.width), dtype=np.float32)
+        for index, (column, (start, _)) in enumerate(zip(self.columns, self.offsets, strict=True)):
+            values = rows[:, index]
+            active = values != INACTIVE
+            if column.categories:
+                codes = np.clip(np.round(values), 0, column.categories - 1).astype(int)
+                hit = np.flatnonzero(active)
+                out[hit, start + codes[hit]] = 1.0
+            else:
+                low, high = self.ranges.get(index, (0.0, 1.0))
+                scaled = (values - low) / (high - low) if high > low else values - low
+                out[:, start] = np.where(active, np.clip(scaled, 0.0, 1.0), 0.0)
+        return out
+
+
+def numeric_ranges(space: VectorSpace) -> dict[int, tuple[float, float]]:
+    """On a pool, each numeric column's (low, high) over the table, for min-max scaling; on
+    other spaces the numbers are in [0, 1] already (an empty mapping)."""
+    pool = space.as_pool()
+    if pool is None:
+        return {}
+    encodings = np.asarray(pool.encodings, dtype=float)
+    ranges = {}
+    for index, column in enumerate(space.columns()):
+        if column.categories:
+            continue
+        values = encodings[:, index]
+        values = values[values != INACTIVE]
+        if len(values):
+            ranges[index] = (float(values.min()), float(values.max()))
+    return ranges
+
+
+class ComponentSelector:
+    """Per encoded row, the position of the active component in each stage of ``blocks``.
+
+    On a pipeline space a stage's choice column holds the position (a stage of one
+    component has no choice column: its position is 0); on a pool the row is found in the
+    pool's table (rows from a search always are); on any other space each row is decoded and
+    its :meth:`~automl_core.space.VectorSpace.active_components` read.
+    """
+
+    #: who names itself in an error (a class default: selectors pickled before it existed)
+    who = "selector"
+
+    def __init__(self, space: VectorSpace, who: str = "selector") -> None:
+        self.blocks = space.blocks()
+        self.who = who
+        #: a pipeline space: the stages' choice columns hold the positions (None: a stage of
+        #: one component, always at 0)
+        self._choice_columns: list[int | None] | None = None
+        #: a pool: its table's rows and each candidate's selector row
+        self._encodings: np.ndarray | None = None
+        self._choices: np.ndarray | None = None
+        #: any other space: decoded row by row (kept only then: a space may not pickle)
+        self._space: VectorSpace | None = None
+        pool = space.as_pool()
+        if pool is not None:
+            self._encodings = np.ascontiguousarray(pool.encodings, dtype=float)
+            self._choices = pool_choices(space, self.blocks)
+        elif space.as_pipeline() is not None and all(
+            len(s.columns) == 1 or (not s.columns and len(s.components) == 1)
+            for s in self.blocks.stages
+        ):
+            self._choice_columns = [s.columns[0] if s.columns else None for s in self.blocks.stages]
+        else:
+            self._space = space
+        self._index_rows()
+
+    def _index_rows(self) -> None:
+        self._by_row: dict[bytes, int] = {}
+        if self._encodings is not None:
+            self._by_row = {row.tobytes(): i for i, row in enumerate(self._encodings)}
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        """The positions (rows x stages, int64)."""
+        rows = np.asarray(rows, dtype=float)
+        if self._choice_columns is not None:
+            chosen = np.zeros((len(rows), len(self._choice_columns)), dtype=np.int64)
+            for stage, column in enumerate(self._choice_columns):
+                if column is not None:
+                    chosen[:, stage] = np.round(rows[:, column]).astype(np.int64)
+            return np.maximum(chosen, 0)  # an inactive stage: its first component, all inputs 0
+        if self._choices is not None:
+            found = [self._by_row.get(np.ascontiguousarray(row).tobytes()) for row in rows]
+            missing = [i for i, f in enumerate(found) if f is None]
+            if missing:
+                raise ValueError(
+                    f"{self.who}: row {missing[0]} is not a candidate of the pool (a pool's "
+                    "rows are its table's)"
+                )
+            return self._choices[np.asarray(found, dtype=np.int64)]
+        assert self._space is not None
+        return self.blocks.selector(
+            [self._space.active_components(self._space.decode(row)) for row in rows]
+        )
+
+    def __getstate__(self) -> dict:  # the row index is rebuilt, not pickled
+        state = dict(self.__dict__)
+        state.pop("_by_row", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._index_rows()
+
+
+def pool_choices(space: VectorSpace, blocks: EncodingBlocks) -> np.ndarray:
+    """Every candidate's selector row on a pool (candidates x stages), offered or not: the
+    pool's ``stage_choices`` (its blocks have a component per choice index), or one stage
+    with one component on a pool without stage structure."""
+    pool = space.as_pool()
+    assert pool is not None
+    if pool.stage_choices is None or not pool.stage_names:
+        return np.zeros((len(pool.encodings), len(blocks.stages)), dtype=np.int64)
+    return np.asarray(pool.stage_choices).astype(np.int64).reshape(len(pool.encodings), -1)

@@ -1,0 +1,8 @@
+"""latent passes the conformance kit (automl_core.testing) for its kind, surrogate."""
+
+from automl_core.testing import Component, parametrize_with_checks
+
+
+@parametrize_with_checks([Component("surrogate", "latent", params={"steps": 30})])
+def test_conformance(component, check):
+    check(component)
