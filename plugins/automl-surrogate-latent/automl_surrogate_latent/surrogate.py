@@ -76,7 +76,7 @@ class LatentSurrogate(Surrogate):
         metadata: str | Path | MetaData | None = None,
         metadata_params: Mapping[str, Any] | None = None,
         source: str | None = None,
-        pretrain_epochs: int = 300,
+        pretrain_epochs: int = 1000,
         beta: float = 1e-4,
         seed: int = 0,
         threads: int | None = 1,

@@ -71,7 +71,7 @@ def test_pretraining_fits_the_bowl_and_puts_each_algorithms_best_near_the_origin
     short = pretrain(
         packed, losses, packer.inputs.names, packer.inputs.widths, Pretraining(epochs=5)
     )
-    ptem = pretrain(packed, losses, packer.inputs.names, packer.inputs.widths, Pretraining())
+    ptem = pretrain(packed, losses, packer.inputs.names, packer.inputs.widths, Pretraining(300))
     assert ptem.info["bowl_loss"] < 0.2 * short.info["bowl_loss"]
     with torch.no_grad():
         radius = (ptem.embeddings()(torch.as_tensor(packed, dtype=DTYPE)) ** 2).sum(dim=1).numpy()
@@ -88,7 +88,8 @@ def test_pretraining_fits_the_bowl_and_puts_each_algorithms_best_near_the_origin
 def test_the_adversarial_term_makes_the_algorithms_embeddings_overlap():
     """On a family whose algorithms have two hyper-parameters each, a k-NN classifier tells
     the algorithms apart less well from embeddings pre-trained with the term (β = 0.1) than
-    without it, on two seeds (measured: 0.89 and 0.95 without, 0.79 and 0.80 with)."""
+    without it, on two seeds (measured: 0.89 and 0.95 without, 0.79 and 0.80 with, after 300
+    epochs; after 1,000 the islands are sharper: 0.99 and 0.98 against 0.94 and 0.92)."""
     widths = EVEN["widths"]
     pool = family_pool(widths=widths)
     packer = RowPacker.of_space(pool)
@@ -96,7 +97,7 @@ def test_the_adversarial_term_makes_the_algorithms_embeddings_overlap():
     names = packer.inputs.names
     for seed in (1, 2):
         apart, together = (
-            pretrain(packed, losses, names, packer.inputs.widths, Pretraining(beta=b), seed)
+            pretrain(packed, losses, names, packer.inputs.widths, Pretraining(300, beta=b), seed)
             for b in (0.0, 0.1)
         )
         without, with_term = (discriminator_accuracy(p, packed) for p in (apart, together))

@@ -63,7 +63,7 @@ def test_a_ptem_of_another_dataset_helps_with_few_observations():
             )
         return np.mean(found, axis=0)
 
-    overall, within = correlations(metadata=metadata, source="d0")
+    overall, within = correlations(metadata=metadata, source="d0", pretrain_epochs=300)
     plain_overall, plain_within = correlations()
     assert overall > plain_overall and within > plain_within + 0.05, (
         (overall, within),

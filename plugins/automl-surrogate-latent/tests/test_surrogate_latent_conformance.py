@@ -3,6 +3,8 @@
 from automl_core.testing import Component, parametrize_with_checks
 
 
-@parametrize_with_checks([Component("surrogate", "latent", params={"steps": 30})])
+@parametrize_with_checks(
+    [Component("surrogate", "latent", params={"steps": 30, "pretrain_epochs": 200})]
+)
 def test_conformance(component, check):
     check(component)
