@@ -157,3 +157,12 @@ def prepared_surrogate(
         else:
             surrogate.warm_start(state)
     return surrogate
+
+
+def standardise(y: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """(``y`` standardised to mean 0 and std 1, its mean, its scale): how surrogates that
+    share one set of kernel parameters across datasets put losses on one scale. Constant
+    targets keep a scale of 1."""
+    mean, std = float(np.mean(y)), float(np.std(y))
+    scale = std if std > 1e-12 * max(1.0, abs(mean)) else 1.0
+    return (y - mean) / scale, mean, scale

@@ -147,6 +147,25 @@ def metadata_resolver(plugins: Plugins) -> MetaDataResolver:
     return functools.partial(resolve_metadata, plugins=plugins)
 
 
+def metadata_for(
+    reference: str | Path | MetaData,
+    params: Mapping[str, Any] | None,
+    task: TaskDescription | None,
+    who: str,
+) -> MetaData:
+    """The meta-data a component's ``reference`` names, as the run resolves it for every
+    component (its own registry, :meth:`TaskDescription.metadata`); a component used
+    outside a run (no ``task``) must be given a :class:`MetaData` object."""
+    if isinstance(reference, MetaData):
+        return reference
+    if task is None:
+        raise ValueError(
+            f"{who}: metadata {str(reference)!r} is resolved by a run; outside one, pass a "
+            "MetaData object"
+        )
+    return task.metadata(reference, dict(params) if params else None)
+
+
 def check_metadata_reference(reference: Any, params: Any) -> None:
     """The check of a component's ``metadata`` / ``metadata_params`` parameters (warm-starters,
     meta-trained surrogates): ``reference`` is None, a source name, a folder or a MetaData,

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from automl_core.acquisition import standardise
 from automl_core.cache import cache_dir, write_atomically
 from automl_core.component_rows import numeric_ranges
 from automl_core.contracts import MetaData
@@ -42,7 +43,6 @@ from automl_surrogate_deeppipe.model import (
     DeepKernelGP,
     negative_log_likelihood,
     pack,
-    standardise,
     torch_threads,
 )
 from automl_surrogate_deeppipe.network import PipelineEmbedder

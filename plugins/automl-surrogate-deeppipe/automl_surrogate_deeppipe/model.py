@@ -81,13 +81,6 @@ def pack(inputs: np.ndarray, selector: np.ndarray) -> torch.Tensor:
     return torch.as_tensor(np.hstack([inputs, selector.astype(float)]), dtype=DTYPE)
 
 
-def standardise(y: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """(standardised y, mean, scale); constant targets keep a scale of 1."""
-    mean, std = float(np.mean(y)), float(np.std(y))
-    scale = std if std > 1e-12 * max(1.0, abs(mean)) else 1.0
-    return (y - mean) / scale, mean, scale
-
-
 def negative_log_likelihood(
     model: DeepKernelGP, packed: torch.Tensor, targets: torch.Tensor
 ) -> torch.Tensor:

@@ -44,9 +44,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from automl_core.acquisition import standardise
 from automl_core.component_rows import numeric_ranges
 from automl_core.contracts import MetaData, Surrogate, TaskDescription
-from automl_core.metastore import check_dataset_ids, check_metadata_reference, left_out_datasets
+from automl_core.metastore import (
+    check_dataset_ids,
+    check_metadata_reference,
+    left_out_datasets,
+    metadata_for,
+)
 from automl_core.space import (
     ComponentBlock,
     EncodingBlocks,
@@ -73,7 +79,6 @@ from automl_surrogate_deeppipe.model import (
     fine_tune,
     pack,
     posterior,
-    standardise,
     torch_threads,
 )
 
@@ -360,17 +365,9 @@ class DeepPipeSurrogate(Surrogate):
         return left_out_datasets(metadata.datasets, self._task, self.exclude, self.exclude_self)
 
     def _resolved_metadata(self) -> MetaData:
-        """``metadata`` as the run resolves meta-data for every component (its own plugin
-        registry, :meth:`TaskDescription.metadata`); outside a run only a MetaData object."""
+        """``metadata`` as the run resolves meta-data for every component."""
         assert self.metadata is not None
-        if isinstance(self.metadata, MetaData):
-            return self.metadata
-        if self._task is None:
-            raise ValueError(
-                f"{WHERE}: metadata {str(self.metadata)!r} is resolved by a run; outside one, "
-                "pass a MetaData object"
-            )
-        return self._task.metadata(self.metadata, self.metadata_params or None)
+        return metadata_for(self.metadata, self.metadata_params, self._task, WHERE)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

@@ -212,10 +212,3 @@ def cholesky(matrix: torch.Tensor) -> torch.Tensor:
             return factor
         jitter = 1e-8 * 10**attempt * float(matrix.diagonal().mean())
     raise torch.linalg.LinAlgError("latent surrogate: the kernel matrix is not positive definite")
-
-
-def standardise(y: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """(standardised y, mean, scale); constant targets keep a scale of 1."""
-    mean, std = float(np.mean(y)), float(np.std(y))
-    scale = std if std > 1e-12 * max(1.0, abs(mean)) else 1.0
-    return (y - mean) / scale, mean, scale

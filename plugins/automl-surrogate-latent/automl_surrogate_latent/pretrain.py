@@ -34,7 +34,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from automl_surrogate_latent.model import DTYPE, HIDDEN, LATENT, AlgorithmEmbeddings, standardise
+from automl_core.acquisition import standardise
+from automl_surrogate_latent.model import DTYPE, HIDDEN, LATENT, AlgorithmEmbeddings
 
 #: Hidden units of a pairwise discriminator (the paper does not say).
 DISCRIMINATOR_HIDDEN = 16

@@ -31,9 +31,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from automl_core.acquisition import standardise
 from automl_core.cache import cache_dir
 from automl_core.contracts import MetaData, Surrogate, TaskDescription
-from automl_core.metastore import check_metadata_reference, metadata_fingerprint
+from automl_core.metastore import check_metadata_reference, metadata_fingerprint, metadata_for
 from automl_core.space import (
     EncodingColumn,
     SearchSpace,
@@ -53,7 +54,6 @@ from automl_surrogate_latent.model import (
     LatentGP,
     fit_gp,
     posterior,
-    standardise,
 )
 from automl_surrogate_latent.pretrain import PTEM, Pretraining, pretrain
 
@@ -231,17 +231,9 @@ class LatentSurrogate(Surrogate):
         return self._embeddings, list(self._embeddings.parameters()), {}, best
 
     def _resolved_metadata(self) -> MetaData:
-        """``metadata`` as the run resolves meta-data for every component (its own plugin
-        registry, :meth:`TaskDescription.metadata`); outside a run only a MetaData object."""
+        """``metadata`` as the run resolves meta-data for every component."""
         assert self.metadata is not None
-        if isinstance(self.metadata, MetaData):
-            return self.metadata
-        if self._task is None:
-            raise ValueError(
-                f"{WHERE}: metadata {str(self.metadata)!r} is resolved by a run; outside one, "
-                "pass a MetaData object"
-            )
-        return self._task.metadata(self.metadata, self.metadata_params or None)
+        return metadata_for(self.metadata, self.metadata_params, self._task, WHERE)
 
 
 def source_ptem(

@@ -6,8 +6,8 @@ import pickle
 
 import numpy as np
 import pytest
+from latent_synthetic import family_metadata, family_pool
 from scipy.stats import spearmanr
-from synthetic import family_metadata, family_pool
 
 from automl_surrogate_latent.pretrain import PTEM
 from automl_surrogate_latent.surrogate import LatentSurrogate, ptem_path

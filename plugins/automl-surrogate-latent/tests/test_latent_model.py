@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from synthetic import EVEN, WIDTHS, family_losses, family_pool
+from latent_synthetic import EVEN, WIDTHS, family_losses, family_pool
 
 from automl_core.component_rows import numeric_ranges
 from automl_surrogate_latent.inputs import RowPacker

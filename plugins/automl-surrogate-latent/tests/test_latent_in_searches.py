@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from synthetic import family_metadata
+from latent_synthetic import family_metadata
 
 from automl_core.acquisition import prepared_surrogate
 from automl_core.contracts import SearchContext, WarmStart
