@@ -39,6 +39,11 @@ class SMBO(SearchStrategy):
         xi: EI/PI's improvement margin; kappa: LCB's exploration weight.
         initial_design: configurations proposed before the model is used (the warm start's
             configurations count towards it, then the space's default, then random ones).
+        initial_per_component: when set, the random part of the initial design is this many
+            random configurations of *each* component of the space's stage
+            ``initial_stage`` (default: the last stage, where pipelines put their model),
+            as the shared-latent-space paper starts (2 per algorithm); ``initial_design``
+            is then at least their number.
         random_fraction: probability that an ask after the initial design is random.
         pending_lie: the loss assumed for running trials: the ``mean``, ``min`` or ``max``
             of the observed losses (constant liar).
@@ -55,6 +60,8 @@ class SMBO(SearchStrategy):
         xi: float = 0.0,
         kappa: float = 2.0,
         initial_design: int = 10,
+        initial_per_component: int | None = None,
+        initial_stage: str | None = None,
         random_fraction: float = 0.2,
         pending_lie: str = "mean",
         n_random: int = 256,
@@ -67,6 +74,13 @@ class SMBO(SearchStrategy):
         check_pending_lie(pending_lie)
         if initial_design < 1:
             raise ValueError(f"initial_design must be at least 1, got {initial_design}")
+        if initial_per_component is not None and (
+            not isinstance(initial_per_component, int) or initial_per_component < 1
+        ):
+            raise ValueError(
+                f"initial_per_component must be a positive integer, got {initial_per_component!r}"
+            )
+        self.initial_per_component, self.initial_stage = initial_per_component, initial_stage
         self.acquisition_name = acquisition
         self.acquisition = make_acquisition(acquisition, xi=xi, kappa=kappa)
         self.initial_design = initial_design
@@ -103,9 +117,34 @@ class SMBO(SearchStrategy):
         default = self.space.default()  # None on a pool
         if default is not None:
             queue.append(Candidate(default, origin="default"))
+        if self.initial_per_component is not None:
+            return queue + self._initial_per_component()
         missing = self.initial_design - len(queue)
         if missing > 0:
             queue += [Candidate(c, origin="initial") for c in self.space.sample(self.rng, missing)]
+        return queue
+
+    def _initial_per_component(self) -> list[Candidate]:
+        """``initial_per_component`` random configurations of each component of the
+        initial stage, component by component (a component the space cannot sample alone,
+        e.g. a pool with none of its candidates offered, is skipped)."""
+        assert self.initial_per_component is not None
+        stages = self.space.blocks().stages
+        names = [stage.name for stage in stages]
+        stage = self.initial_stage if self.initial_stage is not None else names[-1]
+        if stage not in names:
+            raise ValueError(
+                f"smbo: initial_stage {stage!r} is not a stage of the space; its stages are "
+                f"{', '.join(names)}"
+            )
+        queue = []
+        for component in stages[names.index(stage)].names:
+            try:
+                alone = self.space.restrict(include={stage: [component]})
+            except ValueError:
+                continue
+            configs = alone.sample(self.rng, self.initial_per_component)
+            queue += [Candidate(self.space.validate(c), origin="initial") for c in configs]
         return queue
 
     # -- ask ---------------------------------------------------------------------------------

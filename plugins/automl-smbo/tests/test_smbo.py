@@ -236,3 +236,27 @@ def test_a_space_without_encoded_rows_is_refused_with_what_it_lacks():
         SMBO().setup(
             SearchContext(space=ConfigsOnly(), seed=0, surrogate_factory=NeighbourSurrogate)
         )
+
+
+@pytest.mark.parametrize("kind", ["pool", "pipeline"])
+def test_the_initial_design_can_take_so_many_configurations_of_each_component(kind):
+    """``initial_per_component: 2``: after the space's default (a pipeline space has one),
+    two random configurations of every component of the last stage (the model)."""
+    from automl_core.testing.spaces import pipeline_space, pool_space
+
+    space = pool_space() if kind == "pool" else pipeline_space()
+    strategy = SMBO(initial_per_component=2)
+    strategy.setup(SearchContext(space=space, seed=0, surrogate_factory=NeighbourSurrogate))
+    initial = [strategy.ask() for _ in range(len(strategy.queue))]
+    components = space.blocks().stages[-1].names
+    drawn = initial[-2 * len(components) :]
+    models = [space.active_components(c.config)[space.blocks().stages[-1].name] for c in drawn]
+    assert models == [name for name in components for _ in range(2)]
+    assert all(c.origin == "initial" for c in drawn)
+    assert [c.origin for c in initial[: -len(drawn)]] == (["default"] if kind == "pipeline" else [])
+    with pytest.raises(ValueError, match="initial_stage 'nope' is not a stage"):
+        SMBO(initial_per_component=2, initial_stage="nope").setup(
+            SearchContext(space=space, seed=0, surrogate_factory=NeighbourSurrogate)
+        )
+    with pytest.raises(ValueError, match="initial_per_component must be a positive integer"):
+        SMBO(initial_per_component=0)
