@@ -25,6 +25,11 @@ from automl_core.run_folder import ELAPSED, RunInfo
 from automl_core.space import SearchSpace
 from automl_core.trial import Candidate, Result, Status, Trial
 
+#: Near the end of the search (less time left than is kept back for finishing), the
+#: reserve is computed again after a trial at most this often, as a share of the wall time:
+#: an ensemble's likely members change with every trial, not only with a new best.
+RESERVE_REFRESH_SHARE = 0.02
+
 #: How many of the strategy's latest asks the budget remembers: it stops asking when the
 #: longest of them would not end within the wall time left.
 ASKS_REMEMBERED = 5
@@ -52,6 +57,7 @@ class Budget:
         self.seconds = seconds
         self.started = (time.monotonic() if started is None else started) - spent
         self.reserve = 0.0
+        self.reserved_at = 0.0
         self._asks: deque[float] = deque(maxlen=ASKS_REMEMBERED)
 
     def record_ask(self, seconds: float) -> None:
@@ -66,6 +72,19 @@ class Budget:
         if self.seconds is None:
             return None
         return max(0.0, self.seconds - self.reserve - self.elapsed())
+
+    def keep_back(self, seconds: float) -> None:
+        """Stop the search ``seconds`` before the end, from now on."""
+        self.reserve = seconds
+        self.reserved_at = self.elapsed()
+
+    def reserve_is_stale(self) -> bool:
+        """Whether the reserve should be computed again after a trial that is not a new
+        best: near the end of the search, and not too soon after the last time."""
+        remaining = self.remaining_seconds()
+        if remaining is None or self.seconds is None or remaining > self.reserve:
+            return False
+        return self.elapsed() - self.reserved_at >= RESERVE_REFRESH_SHARE * self.seconds
 
     def exhausted(self, asked: int) -> str | None:
         if self.trials is not None and asked >= self.trials:
@@ -97,7 +116,7 @@ def search(
         recipe.budget.trials, recipe.budget.wall_time, history.get_meta(ELAPSED, 0.0), started
     )
     best = next(iter(history.best(1)), None)
-    budget.reserve = finish_reserve(setup, history, best, budget)
+    budget.keep_back(finish_reserve(setup, history, best, budget))
     evaluator = setup.task.evaluator
     in_flight: dict[Future[Result], Trial] = {}
     waiting = list(requeued or [])
@@ -143,7 +162,9 @@ def search(
             finished = StoredTrial.of(trial, result)
             if finished.ranks and (best is None or rank_key(finished) < rank_key(best)):
                 best = finished
-                budget.reserve = finish_reserve(setup, history, best, budget)
+                budget.keep_back(finish_reserve(setup, history, best, budget))
+            elif budget.reserve_is_stale():
+                budget.keep_back(finish_reserve(setup, history, best, budget))
             tell = setup.strategy.tell
             call_plugin("search strategy", "tell", tell, trial, result.without_predictions())
             stopped = stopped or observers.trial_end(info, trial, result) or ""

@@ -536,3 +536,23 @@ def test_past_the_deadline_the_fallback_keeps_the_best_refit_within_a_second_of_
     seconds[0] = 0.01 + FINISH_OVERHEAD_S + 5.0
     assert refit_fallback(trials, None, seconds_left=-3.0) is trials[1]
     assert refit_fallback(trials, None, seconds_left=60.0) is trials[0]  # it fits: the best
+
+
+def test_the_reserve_is_computed_again_near_the_end_of_the_search_not_before():
+    """An ensemble's likely members change with every trial: near the end (less left than
+    is kept back) the reserve is recomputed, at most every 2 % of the wall time."""
+    from automl_core.loop import Budget
+
+    early = Budget(None, 100.0, started=time.monotonic() - 10)
+    early.keep_back(20.0)
+    early.reserved_at -= 50  # long ago, but 70 s are left before the reserve
+    assert not early.reserve_is_stale()
+
+    late = Budget(None, 100.0, started=time.monotonic() - 90)
+    late.keep_back(20.0)
+    assert not late.reserve_is_stale()  # just computed
+    late.reserved_at -= 3  # 3 s ago: more than 2 % of 100 s
+    assert late.reserve_is_stale()
+
+    no_wall_time = Budget(10, None)
+    assert not no_wall_time.reserve_is_stale()
