@@ -201,12 +201,13 @@ class FinalModelChooser:
             return FinalChoice(best[:1], np.ones(1))
         return self._among(best, deadline)
 
-    def among(self, trials: list[StoredTrial]) -> FinalChoice:
-        """The choice made again over ``trials`` (best first), with no deadline: the members
-        actually refitted when a refit took longer than estimated."""
+    def among(self, trials: list[StoredTrial], within: float | None = None) -> FinalChoice:
+        """The choice over ``trials`` (best first): with no time limit, the members actually
+        refitted when a refit took longer than estimated; ``within`` seconds, what finishing
+        would choose with that much time left (the members it could refit)."""
         if self.ensembler is None or len(trials) < 2:
             return FinalChoice(trials[:1], np.ones(min(1, len(trials))))
-        return self._among(trials, None)
+        return self._among(trials, None if within is None else time.monotonic() + within)
 
     def _among(self, trials: list[StoredTrial], deadline: float | None) -> FinalChoice:
         assert self.ensembler is not None

@@ -264,7 +264,7 @@ class DataTask:
         if recipe.ensemble is not None and recipe.budget.wall_time is not None:
             share = ENSEMBLE_SHARE * recipe.budget.wall_time
             if others is not None:
-                likely = self._likely_members(best, others, history, recipe)
+                likely = self._likely_members(best, others, history, seconds + share)
                 share = min(share, sum(refit_estimate(t, self.evaluator) for t in likely))
             seconds += share
         return seconds
@@ -274,19 +274,21 @@ class DataTask:
         best: StoredTrial | None,
         others: Sequence[StoredTrial],
         history: RunHistory | None,
-        recipe: Recipe,
+        within: float,
     ) -> list[StoredTrial]:
-        """The trials besides ``best`` an ensemble would take if the search ended now: the
-        ensembler's choice from the stored predictions (a Caruana selection often takes two
-        or three of fifty; keeping back the refits of the ten next best ended runs 12-14 s
-        early, benchmarks/overrun.py), else the :data:`ENSEMBLE_RESERVED` next best."""
+        """The trials besides ``best`` an ensemble would take if the search ended now with
+        ``within`` seconds left: the ensembler's choice from the stored predictions, less
+        what finishing could not refit in that time, as finishing decides it (a Caruana
+        selection often takes two or three of fifty; keeping back the refits of the ten next
+        best ended runs 12-14 s early, and of members too slow to be refitted 8-15 s early,
+        benchmarks/overrun.py), else the :data:`ENSEMBLE_RESERVED` next best."""
         rest = [t for t in others if best is None or t.trial.id != best.trial.id]
         if history is None or best is None or self.ensembler is None:
             return rest[:ENSEMBLE_RESERVED]
         chooser = FinalModelChooser(history, self.evaluator, self.ensembler, self.ensembler_name)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a failing ensembler is reported when finishing
-            choice = chooser.among([best, *rest])
+            choice = chooser.among([best, *rest], within)
         return [t for t in choice.members if t.trial.id != best.trial.id]
 
 

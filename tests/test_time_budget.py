@@ -556,3 +556,39 @@ def test_the_reserve_is_computed_again_near_the_end_of_the_search_not_before():
 
     no_wall_time = Budget(10, None)
     assert not no_wall_time.reserve_is_stale()
+
+
+def test_the_search_keeps_back_no_refit_of_a_member_that_finishing_could_not_refit(
+    plugins, tmp_path, monkeypatch
+):
+    """A trial the ensembler would take but whose refit alone outlasts the time finishing
+    would have is left out there (too slow to refit), so it is not kept back for either:
+    the member finishing would take instead is (runs had ended 8-15 s early)."""
+    from automl_core import tasks
+    from automl_core.finishing import final_model_chooser
+
+    recipe = parse_recipe(toy_recipe(ensemble="best-two", budget={"trials": 3}))
+    run(recipe, tmp_path / "run", plugins=plugins)
+    timed = parse_recipe(toy_recipe(ensemble="best-two", budget={"wall_time": 1000}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        task = prepare(timed, plugins).task
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        ranked = history.best(50)
+        seconds = {ranked[0].trial.id: 1.0, ranked[1].trial.id: 2.0, ranked[2].trial.id: 3.0}
+
+        def estimate(trial, evaluator):
+            return seconds[trial.trial.id]
+
+        monkeypatch.setattr(finishing, "refit_estimate", estimate)
+        monkeypatch.setattr(tasks, "refit_estimate", estimate)
+        alone = task.time_to_finish(ranked[0], timed, [])
+        assert task.time_to_finish(ranked[0], timed, ranked, history) == pytest.approx(alone + 2.0)
+        seconds[ranked[1].trial.id] = 5000.0  # longer than the whole run
+        without = final_model_chooser(history, task.evaluator, timed, plugins).among(
+            [ranked[0], ranked[2]]
+        )
+        instead = sum(seconds[t.trial.id] for t in without.members if t is not ranked[0])
+        assert task.time_to_finish(ranked[0], timed, ranked, history) == pytest.approx(
+            alone + instead
+        )
