@@ -355,6 +355,8 @@ def describe_warm_start(record: dict[str, Any]) -> str:
         line += f"; nearest datasets: {nearest}" + (", ..." if len(datasets) > 5 else "")
     elif datasets:
         line += f"; built on {len(datasets)} datasets"
+    if info.get("state"):
+        line += f"; surrogate state: {info['state']}"
     if info.get("excluded"):
         line += f"; left out: {', '.join(map(str, info['excluded']))}"
     return line

@@ -191,10 +191,9 @@ class MetaFeatureProvider(abc.ABC):
 class WarmStart:
     """Where a search starts: configurations to try first, and optionally a surrogate state
     (a pre-trained model that strategies hand to ``Surrogate.warm_start``). ``info`` is the
-    warm-starter's account of where they came from; the run stores it, and ``automl show``
-    prints these optional keys when present: ``metadata`` (what it drew on), ``datasets``
-    (``{"dataset", "distance"}`` mappings, nearest first, or plain dataset ids) and
-    ``excluded`` (the datasets it left out)."""
+    warm-starter's account; the run stores it, and ``automl show`` prints its optional keys
+    ``metadata`` (what it drew on), ``datasets`` (``{"dataset", "distance"}`` mappings, nearest
+    first, or ids), ``excluded`` (datasets left out) and ``state`` (the state, in words)."""
 
     configs: list[dict[str, Any]] = field(default_factory=list)
     surrogate_state: Any = None

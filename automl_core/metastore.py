@@ -202,6 +202,36 @@ def left_out_datasets(
     return [d for d in datasets if d.lower() in named or d.lower() in own]
 
 
+def task_metafeatures(task: TaskDescription, table: pd.DataFrame) -> tuple[dict[str, float], str]:
+    """The meta-features describing ``task``, and where they came from: what a warm-starter
+    that compares datasets (k nearest datasets, a ranker of sources) describes the new one by.
+
+    The task's own (``task.metafeatures``, from the recipe's ``metafeatures:`` provider)
+    when it has any. A table-lookup task has none (no data, no provider), but its dataset is
+    usually a row of the meta-data's own table: that row is used then. It describes the
+    dataset, not how configurations did on it, so using it leaks nothing even when the
+    dataset itself is left out of the neighbours (leave-one-out).
+    """
+    if task.metafeatures:
+        return dict(task.metafeatures), "task"
+    index = {str(d).lower(): d for d in table.index}
+    for name in (task.dataset, *task.aliases):
+        if name.lower() in index:
+            row = table.loc[index[name.lower()]]
+            return {str(k): _as_float(v) for k, v in row.items()}, f"meta-data row {name!r}"
+    raise ValueError(
+        f"the task on {task.dataset!r} has no meta-features (add a `metafeatures:` provider to "
+        "the recipe) and its dataset is not a row of the meta-data's meta-feature table"
+    )
+
+
+def _as_float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
 #: id(metadata) -> (a weak reference to it, its fingerprint): hashing PMF's 168 MB of losses
 #: takes half a second, once per MetaData object is enough.
 _FINGERPRINTS: dict[int, tuple[weakref.ref[MetaData], str]] = {}

@@ -121,12 +121,15 @@ def _warm_started(component: Component, n: int | None) -> WarmStart:
 @check("warmstarter")
 def check_warmstarter_suggests_valid_configurations(component: Component) -> None:
     """``suggest(task, space, n)`` returns a WarmStart of at most ``n`` configurations, each
-    valid in the space (a strategy asks them first)."""
+    valid in the space (a strategy asks them first); a warm-starter that hands over only a
+    pre-trained surrogate state suggests none, but then a state."""
     space = pool_space()
     for n in (3, None):
         suggested = _warm_started(component, n)
         assert isinstance(suggested, WarmStart), f"suggest() returned {type(suggested).__name__}"
-        assert suggested.configs, f"suggest(n={n}) suggested no configuration"
+        assert suggested.configs or suggested.surrogate_state is not None, (
+            f"suggest(n={n}) suggested no configuration and no surrogate state"
+        )
         assert n is None or len(suggested.configs) <= n, (
             f"suggest(n={n}) suggested {len(suggested.configs)} configurations"
         )
@@ -139,11 +142,13 @@ def check_warmstarter_suggests_valid_configurations(component: Component) -> Non
 
 @check("warmstarter")
 def check_warmstarter_is_deterministic(component: Component) -> None:
-    """The same task and meta-data give the same configurations, in the same order."""
+    """The same task and meta-data give the same configurations, in the same order (and
+    the same surrogate state's description, ``info``)."""
     first, again = _warm_started(component, 3), _warm_started(component, 3)
     assert first.configs == again.configs, (
         f"two calls suggested {first.configs}, then {again.configs}"
     )
+    assert first.info == again.info, f"two calls described {first.info}, then {again.info}"
 
 
 # --- ensemblers ----------------------------------------------------------------------------

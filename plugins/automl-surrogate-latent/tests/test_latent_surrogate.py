@@ -90,6 +90,8 @@ def test_a_ptem_of_other_algorithms_is_refused(tmp_path):
     with pytest.raises(ValueError, match="trained on the algorithms"):
         surrogate.warm_start(wrong)
     with pytest.raises(TypeError, match="must be a PTEM"):
+        surrogate.warm_start("weights")
+    with pytest.raises(ValueError, match="got keys"):
         surrogate.warm_start({"weights": 1})
 
 

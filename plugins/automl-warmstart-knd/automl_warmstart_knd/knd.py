@@ -29,6 +29,7 @@ from automl_core.metastore import (
     check_metadata_reference,
     left_out_datasets,
 )
+from automl_core.metastore import task_metafeatures as task_features
 from automl_core.space import SearchSpace
 
 log = logging.getLogger(__name__)
@@ -176,28 +177,6 @@ def knd_order(
             for column in columns[start : start + per_dataset]:
                 yield row, int(column)
         start += per_dataset
-
-
-def task_features(task: TaskDescription, table: pd.DataFrame) -> tuple[dict[str, float], str]:
-    """The meta-features describing ``task``, and where they came from.
-
-    The task's own (``task.metafeatures``, from the recipe's ``metafeatures:`` provider)
-    when it has any. A table-lookup task has none (no data, no provider), but its dataset is
-    usually a row of the meta-data's own table: that row is used then. It describes the
-    dataset, not how configurations did on it, so using it leaks nothing even when the
-    dataset itself is left out of the neighbours (leave-one-out).
-    """
-    if task.metafeatures:
-        return dict(task.metafeatures), "task"
-    index = {str(d).lower(): d for d in table.index}
-    for name in (task.dataset, *task.aliases):
-        if name.lower() in index:
-            row = table.loc[index[name.lower()]]
-            return {str(k): _number(v) for k, v in row.items()}, f"meta-data row {name!r}"
-    raise ValueError(
-        f"the task on {task.dataset!r} has no meta-features (add a `metafeatures:` provider to "
-        "the recipe) and its dataset is not a row of the meta-data's meta-feature table"
-    )
 
 
 def autosklearn_folder(task: TaskDescription) -> str:

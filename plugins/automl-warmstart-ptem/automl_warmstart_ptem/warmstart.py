@@ -1,0 +1,246 @@
+"""The warm-starter ``ptem``: the ranker picks the source whose PTEM the surrogate starts from.
+
+Algorithm 1 of the shared-latent-space paper begins: compute the target's meta-features,
+pick ``s_best = argmax_s f_rank(x_meta, x_s_meta)``, load that source's pre-trained
+embeddings. This warm-starter does the first two; the third is the surrogate's: the
+:class:`~automl_core.contracts.WarmStart` it returns carries no configurations (the search's
+own initial design comes first, 2 per algorithm in the paper: smbo's
+``initial_per_component``) and, as its ``surrogate_state``, the mapping ``{"metadata",
+"metadata_params", "source"}`` that the ``latent`` surrogate pre-trains on (cached) — so the
+two plugins share a recipe, never an import.
+
+The ranker (:class:`~automl_warmstart_ptem.ranker.SourceRanker`) is trained the first time it
+is needed and cached: on ``sources`` datasets of the meta-data (``max_sources`` drawn from
+its ``split``, the same draw for every target), labelled by BO runs among them
+(:mod:`automl_warmstart_ptem.labels`), less the datasets the task must not learn from (its
+own, ``exclude``): a target that is one of the sources is ranked by a ranker that never saw
+it, leave-one-out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from automl_core.cache import cache_dir
+from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
+from automl_core.errors import AutoMLError
+from automl_core.metastore import (
+    check_dataset_ids,
+    check_metadata_reference,
+    left_out_datasets,
+    metadata_fingerprint,
+    save_metadata,
+    task_metafeatures,
+)
+from automl_core.plugins import load_plugins
+from automl_core.space import SearchSpace
+from automl_metadata.lookup import TableBenchmark
+from automl_warmstart_ptem.labels import LabelRuns, LabelStore, leave_one_out_scores
+from automl_warmstart_ptem.ranker import TOP_K, SourceRanker
+
+log = logging.getLogger(__name__)
+
+#: How many sources the ranker is trained on (and chooses among) when none are named.
+DEFAULT_SOURCES = 12
+#: How the source is picked: by the ranker, or at random (the paper's Fig. 7 ablation).
+PICKS = ("ranker", "random")
+
+
+class RankedPTEM(WarmStarter):
+    """Picks the source dataset whose PTEM the ``latent`` surrogate starts from.
+
+    ``metadata`` (with ``metadata_params``): the meta-data the PTEMs are pre-trained on, with
+    a pool of pipelines and meta-features (None: in a table-lookup task, the benchmark's
+    own). ``sources``: the candidate source datasets, named; else ``max_sources`` drawn with
+    ``seed`` from ``split`` (None: the meta-data's ``train`` split when it has one, else
+    every dataset). ``label_*``: how the ranker's labels are measured
+    (:class:`~automl_warmstart_ptem.labels.LabelRuns`); ``k``: the relevance of a query's
+    best source. ``exclude`` / ``exclude_self``: datasets never used as sources (see
+    :func:`~automl_core.metastore.left_out_datasets`). ``pick: random`` draws the source at
+    random instead (seeded by ``seed`` and the target's name; no ranker is trained): the
+    paper's ablation of the ranker.
+    """
+
+    def __init__(
+        self,
+        metadata: str | Path | MetaData | None = None,
+        metadata_params: Mapping[str, Any] | None = None,
+        sources: Sequence[str] | None = None,
+        max_sources: int = DEFAULT_SOURCES,
+        split: str | None = None,
+        label_trials: int = 30,
+        label_runs: int = 2,
+        label_checkpoints: int = 10,
+        label_search: Mapping[str, Any] | None = None,
+        k: int = TOP_K,
+        exclude: Sequence[str] = (),
+        exclude_self: bool = True,
+        pick: str = "ranker",
+        seed: int = 0,
+    ) -> None:
+        check_metadata_reference(metadata, metadata_params)
+        if sources is not None:
+            sources = check_dataset_ids("sources", sources)
+            if len(set(sources)) < 3:
+                raise ValueError(
+                    f"sources: got {sources!r}, expected at least 3 datasets (a ranker learns "
+                    "from each one's ranking of the others)"
+                )
+        if not isinstance(max_sources, int) or isinstance(max_sources, bool) or max_sources < 3:
+            raise ValueError(f"max_sources: got {max_sources!r}, expected an integer >= 3")
+        if pick not in PICKS:
+            raise ValueError(f"pick: got {pick!r}, expected one of {', '.join(PICKS)}")
+        if not isinstance(exclude_self, bool):
+            raise ValueError(f"exclude_self: got {exclude_self!r}, expected true or false")
+        self.labels = LabelRuns(
+            trials=label_trials,
+            runs=label_runs,
+            checkpoints=label_checkpoints,
+            seed=seed,
+            **({"search": dict(label_search)} if label_search is not None else {}),
+        )
+        self.ranker_settings = SourceRanker(k=k, seed=seed)
+        self.metadata, self.metadata_params = metadata, dict(metadata_params or {})
+        self.sources, self.max_sources, self.split = sources, max_sources, split
+        self.exclude = check_dataset_ids("exclude", exclude)
+        self.exclude_self, self.pick, self.seed = exclude_self, pick, seed
+
+    def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
+        """No configurations; the surrogate state names the ranker's pick."""
+        metadata, reference = self._metadata(task)
+        table = _metafeature_table(metadata, reference[0])
+        left_out = set(left_out_datasets(metadata.datasets, task, self.exclude, self.exclude_self))
+        sources = [s for s in self.candidate_sources(metadata, table) if s not in left_out]
+        if len(sources) < 3:
+            raise AutoMLError(
+                f"ptem: {len(sources)} source datasets of {reference[0]!r} are left once the "
+                f"task's own and the excluded are removed; the ranker needs at least 3"
+            )
+        if self.pick == "random":
+            ranked, came_from = self._drawn(task, sources), "a random draw"
+        else:
+            ranker = self.trained_ranker(metadata, reference, table, sources)
+            described, came_from = task_metafeatures(task, table)
+            ranked = ranker.rank(table, described, sources)
+        best = ranked[0][0]
+        log.info("ptem: the %s picks source %r of %s", self.pick, best, reference[0])
+        return WarmStart(
+            configs=[],
+            surrogate_state={
+                "metadata": metadata if isinstance(self.metadata, MetaData) else reference[0],
+                "metadata_params": reference[1],
+                "source": best,
+            },
+            info={
+                "starter": "ptem",
+                "pick": self.pick,
+                "metadata": reference[0],
+                "source": best,
+                "features_from": came_from,
+                "state": f"the PTEM of source {best!r} ({self.pick}'s pick)",
+                "ranked": [{"dataset": s, "score": score} for s, score in ranked[:5]],
+                "sources": len(sources),
+                "excluded": sorted(left_out),
+            },
+        )
+
+    def _drawn(self, task: TaskDescription, sources: Sequence[str]) -> list[tuple[str, float]]:
+        """The sources in a random order, seeded by ``seed`` and the target's name (each
+        target its own draw, the same every time), scored 0."""
+        name = int.from_bytes(hashlib.sha256(task.dataset.encode()).digest()[:4], "little")
+        order = np.random.default_rng([self.seed, name]).permutation(len(sources))
+        return [(sources[i], 0.0) for i in order]
+
+    def candidate_sources(self, metadata: MetaData, table: pd.DataFrame) -> list[str]:
+        """The named ``sources``, or ``max_sources`` datasets of the split drawn with the
+        seed (those with meta-features and losses), sorted; the same for every target."""
+        if self.sources is not None:
+            unknown = [s for s in self.sources if s not in set(metadata.datasets)]
+            if unknown:
+                raise AutoMLError(f"ptem: sources {unknown} are not datasets of the meta-data")
+            return list(self.sources)
+        split = self.split or ("train" if "train" in metadata.splits else None)
+        if split is not None and split not in metadata.splits:
+            raise AutoMLError(
+                f"ptem: split {split!r} is not one of the meta-data's {sorted(metadata.splits)}"
+            )
+        pool = metadata.splits[split] if split is not None else metadata.datasets
+        performed = np.isfinite(np.asarray(metadata.performance, dtype=float)).any(axis=1)
+        usable = [d for d in pool if d in table.index and performed[metadata.row(d)]]
+        rng = np.random.default_rng(self.seed)
+        drawn = rng.permutation(len(usable))[: self.max_sources]
+        return sorted(usable[i] for i in drawn)
+
+    def trained_ranker(
+        self,
+        metadata: MetaData,
+        reference: tuple[str, dict[str, Any]],
+        table: pd.DataFrame,
+        sources: Sequence[str],
+    ) -> SourceRanker:
+        """The ranker trained on ``sources`` (from the cache when it was trained before),
+        labelled by BO runs among them (measured where the label cache lacks them)."""
+        fingerprint = metadata_fingerprint(metadata)
+        key = json.dumps(
+            {
+                "metadata": fingerprint,
+                "sources": sorted(sources),
+                "labels": asdict(self.labels),
+                "ranker": {"k": self.ranker_settings.k, **self.ranker_settings.settings},
+                "columns": [str(c) for c in table.columns],
+            },
+            sort_keys=True,
+        )
+        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+        folder = cache_dir() / "ptem" / "rankers" / f"{_safe(reference[0])}-{digest}"
+        if folder.exists():
+            return SourceRanker.load(folder)
+        store = LabelStore(fingerprint, _safe(reference[0]), self.labels)
+        benchmark = TableBenchmark(metadata)
+        log.info("ptem: labelling %d sources by BO runs (cached in %s)", len(sources), store.path)
+        scores = leave_one_out_scores(
+            benchmark, reference, sources, self.labels, store, load_plugins()
+        )
+        ranker = self.ranker_settings.untrained().fit(table, scores)
+        ranker.save(folder)
+        return ranker
+
+    def _metadata(self, task: TaskDescription) -> tuple[MetaData, tuple[str, dict[str, Any]]]:
+        """The meta-data, and the reference a recipe names it by (a MetaData object given
+        directly is saved once into the cache, so that the label runs can name it)."""
+        if isinstance(self.metadata, MetaData):
+            folder = cache_dir() / "ptem" / "metadata" / metadata_fingerprint(self.metadata)[:16]
+            if not folder.exists():
+                save_metadata(self.metadata, folder)
+            return self.metadata, (str(folder), {})
+        if self.metadata is None:
+            if task.benchmark is None:
+                raise AutoMLError(
+                    "ptem: name the meta-data the PTEMs are pre-trained on (the `metadata` "
+                    "parameter); only a table-lookup task has its own"
+                )
+            reference: str = task.benchmark
+        else:
+            reference = str(self.metadata)
+        params = dict(self.metadata_params)
+        return task.metadata(reference, params or None), (reference, params)
+
+
+def _metafeature_table(metadata: MetaData, name: str) -> pd.DataFrame:
+    if metadata.metafeatures is None or metadata.metafeatures.empty:
+        raise AutoMLError(f"ptem: meta-data {name!r} has no meta-features to rank sources by")
+    table = metadata.metafeatures
+    return table.set_axis(table.index.astype(str), axis=0)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name or name)
