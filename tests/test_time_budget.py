@@ -473,6 +473,17 @@ def test_with_an_ensemble_the_search_keeps_back_the_refits_of_the_next_best_tria
     assert task.time_to_finish(best, recipe, slow) == pytest.approx(alone + ENSEMBLE_SHARE * 100)
 
 
+def three_trials_and_a_timed_task(plugins, tmp_path):
+    """A finished run of three trials in ``tmp_path / "run"`` (its predictions stored), and
+    the same recipe with a wall time of 1000 s and a best-two ensemble, prepared."""
+    recipe = parse_recipe(toy_recipe(ensemble="best-two", budget={"trials": 3}))
+    run(recipe, tmp_path / "run", plugins=plugins)
+    timed = parse_recipe(toy_recipe(ensemble="best-two", budget={"wall_time": 1000}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return timed, prepare(timed, plugins).task
+
+
 def test_with_the_history_the_search_keeps_back_the_refits_of_the_members_it_would_choose(
     plugins, tmp_path
 ):
@@ -481,12 +492,7 @@ def test_with_the_history_the_search_keeps_back_the_refits_of_the_members_it_wou
     those of the ten next best."""
     from automl_core.finishing import final_model_chooser, refit_estimate
 
-    recipe = parse_recipe(toy_recipe(ensemble="best-two", budget={"trials": 3}))
-    run(recipe, tmp_path / "run", plugins=plugins)
-    timed = parse_recipe(toy_recipe(ensemble="best-two", budget={"wall_time": 1000}))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        task = prepare(timed, plugins).task
+    timed, task = three_trials_and_a_timed_task(plugins, tmp_path)
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         ranked = history.best(50)
         best, evaluator = ranked[0], task.evaluator
@@ -567,12 +573,7 @@ def test_the_search_keeps_back_no_refit_of_a_member_that_finishing_could_not_ref
     from automl_core import tasks
     from automl_core.finishing import final_model_chooser
 
-    recipe = parse_recipe(toy_recipe(ensemble="best-two", budget={"trials": 3}))
-    run(recipe, tmp_path / "run", plugins=plugins)
-    timed = parse_recipe(toy_recipe(ensemble="best-two", budget={"wall_time": 1000}))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        task = prepare(timed, plugins).task
+    timed, task = three_trials_and_a_timed_task(plugins, tmp_path)
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
         ranked = history.best(50)
         seconds = {ranked[0].trial.id: 1.0, ranked[1].trial.id: 2.0, ranked[2].trial.id: 3.0}
