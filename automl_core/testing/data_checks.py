@@ -142,13 +142,11 @@ def check_warmstarter_suggests_valid_configurations(component: Component) -> Non
 
 @check("warmstarter")
 def check_warmstarter_is_deterministic(component: Component) -> None:
-    """The same task and meta-data give the same configurations, in the same order (and
-    the same surrogate state's description, ``info``)."""
+    """The same task and meta-data give the same configurations, in the same order."""
     first, again = _warm_started(component, 3), _warm_started(component, 3)
     assert first.configs == again.configs, (
         f"two calls suggested {first.configs}, then {again.configs}"
     )
-    assert first.info == again.info, f"two calls described {first.info}, then {again.info}"
 
 
 # --- ensemblers ----------------------------------------------------------------------------

@@ -67,14 +67,16 @@ def test_the_pick_is_a_source_of_the_targets_kind_handed_to_the_surrogate(quick_
 def test_the_ranker_is_trained_once_and_a_target_among_the_sources_is_left_out(quick_labels):
     metadata = kinds_metadata()
     calls = quick_labels
-    RankedPTEM(metadata=metadata, sources=SOURCES, **LABELS).suggest(
+    first = RankedPTEM(metadata=metadata, sources=SOURCES, **LABELS).suggest(
         task_on("d7"), metadata.pool, None
     )
     assert len(calls) == 12  # 4 sources: each the pseudo-target of the 3 others
     calls.clear()
     again = RankedPTEM(metadata=metadata, sources=SOURCES, **LABELS)
-    again.suggest(task_on("d7"), metadata.pool, None)
+    cached = again.suggest(task_on("d7"), metadata.pool, None)
     assert calls == []  # the cached ranker
+    assert cached.surrogate_state["source"] == first.surrogate_state["source"]
+    assert cached.info == first.info
     # d1 is a source: its ranker learns from the 3 others only, already labelled
     suggested = again.suggest(task_on("d1"), metadata.pool, None)
     assert calls == [] and suggested.surrogate_state["source"] != "d1"
