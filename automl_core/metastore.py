@@ -218,14 +218,16 @@ def task_metafeatures(task: TaskDescription, table: pd.DataFrame) -> tuple[dict[
     for name in (task.dataset, *task.aliases):
         if name.lower() in index:
             row = table.loc[index[name.lower()]]
-            return {str(k): _as_float(v) for k, v in row.items()}, f"meta-data row {name!r}"
+            return {str(k): metafeature_value(v) for k, v in row.items()}, f"meta-data row {name!r}"
     raise ValueError(
         f"the task on {task.dataset!r} has no meta-features (add a `metafeatures:` provider to "
         "the recipe) and its dataset is not a row of the meta-data's meta-feature table"
     )
 
 
-def _as_float(value: Any) -> float:
+def metafeature_value(value: Any) -> float:
+    """A meta-feature's value as a float: NaN when it is not a number (a missing cell, a
+    text), so that tables from any source compare alike."""
     try:
         return float(value)
     except (TypeError, ValueError):

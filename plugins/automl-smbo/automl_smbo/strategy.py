@@ -42,8 +42,8 @@ class SMBO(SearchStrategy):
         initial_per_component: when set, the random part of the initial design is this many
             random configurations of *each* component of the space's stage
             ``initial_stage`` (default: the last stage, where pipelines put their model),
-            as the shared-latent-space paper starts (2 per algorithm); ``initial_design``
-            is then at least their number.
+            as the shared-latent-space paper starts (2 per algorithm); they replace the
+            random part of ``initial_design``.
         random_fraction: probability that an ask after the initial design is random.
         pending_lie: the loss assumed for running trials: the ``mean``, ``min`` or ``max``
             of the observed losses (constant liar).

@@ -15,8 +15,6 @@ meta-data's fingerprint, the split and every training setting, like the portfoli
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import pickle
 import time
@@ -30,7 +28,7 @@ import numpy as np
 import torch
 
 from automl_core.acquisition import standardise
-from automl_core.cache import cache_dir, write_atomically
+from automl_core.cache import cache_dir, content_key, write_atomically
 from automl_core.component_rows import numeric_ranges
 from automl_core.contracts import MetaData
 from automl_core.metastore import metadata_fingerprint
@@ -413,7 +411,7 @@ def cache_key(
     }
     if exclude:  # (keys of checkpoints that leave nothing out are those of earlier versions)
         document["exclude"] = sorted(exclude)
-    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:24]
+    return content_key(document, length=24)
 
 
 def list_checkpoints() -> list[tuple[Path, Checkpoint]]:

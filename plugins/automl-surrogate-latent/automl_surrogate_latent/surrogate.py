@@ -21,8 +21,6 @@ Where the MLPs start:
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,9 +30,10 @@ import pandas as pd
 import torch
 
 from automl_core.acquisition import standardise
-from automl_core.cache import cache_dir
+from automl_core.cache import cache_dir, content_key
 from automl_core.contracts import MetaData, Surrogate, TaskDescription
 from automl_core.metastore import check_metadata_reference, metadata_fingerprint, metadata_for
+from automl_core.run_folder import safe_folder_name
 from automl_core.space import (
     EncodingColumn,
     SearchSpace,
@@ -244,7 +243,7 @@ class LatentSurrogate(Surrogate):
 
     def _referenced_ptem(self, state: Mapping[str, Any]) -> PTEM:
         """The PTEM a ``{"metadata", "metadata_params", "source"}`` state names."""
-        unknown = set(state) - {"metadata", "metadata_params", "source", "info"}
+        unknown = set(state) - {"metadata", "metadata_params", "source"}
         if unknown or "metadata" not in state or not isinstance(state.get("source"), str):
             raise ValueError(
                 f"{WHERE}: a warm start's surrogate state names the meta-data and the source "
@@ -326,26 +325,24 @@ def representative_source(metadata: MetaData, candidates: int = 2000, seed: int 
 def metadata_name(metadata: MetaData) -> str:
     """A folder name for the meta-data's PTEMs: its space's name (``tensor-oboe``, ``pmf``)."""
     name = metadata.space or str(metadata.info.get("name", "")) or "metadata"
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return safe_folder_name(name)
 
 
 def ptem_path(
     metadata: MetaData, source: str, packer: RowPacker, settings: Pretraining, seed: int
 ) -> Path:
     """Where the PTEM of (meta-data, source, settings) is cached."""
-    key = json.dumps(
+    key = content_key(
         {
             "metadata": metadata_fingerprint(metadata),
             "algorithms": list(packer.inputs.names),
             "widths": list(packer.inputs.widths),
             "settings": vars(settings),
             "seed": seed,
-        },
-        sort_keys=True,
+        }
     )
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in source)
-    return cache_dir() / "latent" / metadata_name(metadata) / f"{safe}-{digest}.npz"
+    file = f"{safe_folder_name(source)}-{key}.npz"
+    return cache_dir() / "latent" / metadata_name(metadata) / file
 
 
 class _threads:

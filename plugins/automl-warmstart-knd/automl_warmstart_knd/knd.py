@@ -28,6 +28,7 @@ from automl_core.metastore import (
     check_dataset_ids,
     check_metadata_reference,
     left_out_datasets,
+    metafeature_value,
 )
 from automl_core.metastore import task_metafeatures as task_features
 from automl_core.space import SearchSpace
@@ -97,7 +98,7 @@ def _neighbours(
         raise ValueError(f"distance: got {distance!r}, expected one of {', '.join(DISTANCES)}")
     left_out = {str(d).lower() for d in exclude}
     table = table.loc[[str(d).lower() not in left_out for d in table.index]]
-    new = {str(name): _number(value) for name, value in features.items()}
+    new = {str(name): metafeature_value(value) for name, value in features.items()}
     new = {name: value for name, value in new.items() if np.isfinite(value)}
     shared = [str(c) for c in table.columns if str(c) in new]
     if not shared:
@@ -134,13 +135,6 @@ def _neighbours(
     ids = [str(d) for d in table.index]
     columns = [c for c, keep in zip(shared, varying, strict=True) if keep]
     return [(ids[i], float(distances[i])) for i in order], columns
-
-
-def _number(value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("nan")
 
 
 def knd_order(
@@ -200,7 +194,7 @@ def autosklearn_folder(task: TaskDescription) -> str:
         )
     if task.task == "regression":
         return f"{metric}_regression_dense"
-    classes = _number(task.metafeatures.get(CLASSES_FEATURE, float("nan")))
+    classes = metafeature_value(task.metafeatures.get(CLASSES_FEATURE, float("nan")))
     label = "multiclass" if np.isfinite(classes) and classes > 2 else "binary"
     return f"{metric}_{label}.classification_dense"
 

@@ -9,7 +9,6 @@ and as a small JSON file under ``<cache>/portfolios/`` for later processes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.cache import cache_dir, write_atomically
+from automl_core.cache import cache_dir, content_key, write_atomically
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError, InvalidConfigurationError
 from automl_core.metastore import (
@@ -73,7 +72,7 @@ def cache_key(metadata: MetaData, datasets: Sequence[str], size: int) -> str:
         "datasets": list(datasets),
         "size": int(size),
     }
-    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+    return content_key(document, length=64)
 
 
 def build_portfolio(

@@ -18,10 +18,8 @@ so an interrupted labelling resumes where it stopped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -30,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.cache import cache_dir
+from automl_core.cache import cache_dir, content_key, write_atomically
 from automl_core.contracts import Benchmark
 from automl_core.history import RunHistory
+from automl_core.metrics import normalised_regret
 from automl_core.plugins import Plugins
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE
@@ -53,8 +52,8 @@ def default_search() -> dict[str, Any]:
 @dataclass(frozen=True)
 class LabelRuns:
     """How each (pseudo-target, source) pair is scored. The paper's scale is 10 runs of 200
-    trials and 10 checkpoints; the defaults are 2 runs of 30 trials, so that labelling 12
-    sources (132 pairs) takes about an hour on two cores rather than days."""
+    trials and 10 checkpoints; the defaults are 2 runs of 30 trials (on Tensor-OBOE, 56
+    pairs of one such run took 540 s with their 8 PTEMs on two cores: docs/benchmarks.md)."""
 
     trials: int = 30
     runs: int = 2
@@ -87,7 +86,6 @@ def pair_score(
     ``settings.runs`` runs on ``benchmark`` (whose meta-data ``metadata``, a reference and
     its parameters, names for the surrogate)."""
     best_loss, worst_loss = benchmark.loss_range(target) or (0.0, 1.0)
-    span = worst_loss - best_loss if worst_loss > best_loss else 1.0
     regrets = []
     for repeat in range(settings.runs):
         recipe = _label_recipe(metadata, target, source, settings, settings.seed + repeat)
@@ -96,7 +94,8 @@ def pair_score(
             with RunHistory(Path(folder) / "run" / HISTORY_FILE) as history:
                 losses = [t.loss for t in sorted(history.trials(), key=lambda t: t.trial.id)]
         incumbent = np.minimum.accumulate(np.where(np.isfinite(losses), losses, worst_loss))
-        regrets.extend((incumbent[checkpoint_trials(len(incumbent), settings)] - best_loss) / span)
+        read = incumbent[checkpoint_trials(len(incumbent), settings)]
+        regrets.extend(normalised_regret(read, best_loss, worst_loss))
     return float(np.mean(regrets))
 
 
@@ -144,9 +143,8 @@ class LabelStore:
 
     def __init__(self, fingerprint: str, name: str, settings: LabelRuns) -> None:
         self.fingerprint, self.settings = fingerprint, settings
-        key = json.dumps({"metadata": fingerprint, "settings": asdict(settings)}, sort_keys=True)
-        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-        self.path = cache_dir() / "ptem" / "labels" / f"{name}-{digest}.json"
+        key = content_key({"metadata": fingerprint, "settings": asdict(settings)})
+        self.path = cache_dir() / "ptem" / "labels" / f"{name}-{key}.json"
         self.scores: dict[str, dict[str, float]] = {}
         if self.path.exists():
             stored = json.loads(self.path.read_text())
@@ -158,11 +156,8 @@ class LabelStore:
     def put(self, target: str, source: str, score: float) -> None:
         """Store one score, at once (an interrupted labelling keeps what it measured)."""
         self.scores.setdefault(target, {})[source] = score
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        with os.fdopen(handle, "w") as file:
-            json.dump(self.scores, file, indent=1, sort_keys=True)
-        os.replace(temporary, self.path)
+        text = json.dumps(self.scores, indent=1, sort_keys=True)
+        write_atomically(self.path, lambda path: path.write_text(text))
 
 
 def leave_one_out_scores(

@@ -25,6 +25,8 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
+from automl_core.metastore import metafeature_value
+
 #: Relevance of a query's best source (and how many sources get a relevance above 0).
 TOP_K = 10
 MODEL_FILE = "ranker.txt"
@@ -37,7 +39,7 @@ def pair_features(
     """One row per source: ``|x_target − x_source|`` over the table's columns (NaN where
     either side is missing: LightGBM sends missing values down a learned branch)."""
     values = table.loc[list(sources)].apply(pd.to_numeric, errors="coerce")
-    row = np.array([_float(target.get(str(c), np.nan)) for c in table.columns])
+    row = np.array([metafeature_value(target.get(str(c), np.nan)) for c in table.columns])
     return np.abs(values.to_numpy(dtype=float) - row[None, :])
 
 
@@ -82,10 +84,6 @@ class SourceRanker:
         self.columns: list[str] = []
         self._booster: lgb.Booster | None = None
 
-    def untrained(self) -> SourceRanker:
-        """A new ranker with the same settings."""
-        return SourceRanker(k=self.k, **self.settings)
-
     def fit(self, table: pd.DataFrame, scores: Mapping[str, Mapping[str, float]]) -> SourceRanker:
         """Learn from ``scores[target][source]`` (lower is better) for the targets and
         sources that are rows of ``table`` (the meta-features, one row per dataset)."""
@@ -96,7 +94,7 @@ class SourceRanker:
             sources = [s for s in by_source if s != target and s in table.index]
             if len(sources) < 2 or target not in table.index:
                 continue
-            described = {c: _float(v) for c, v in table.loc[target].items()}
+            described = {c: metafeature_value(v) for c, v in table.loc[target].items()}
             rows.append(pair_features(table, described, sources))
             ranked = relevance({s: by_source[s] for s in sources}, self.k)
             labels.extend(ranked[s] for s in sources)
@@ -155,10 +153,3 @@ class SourceRanker:
         ranker.columns = [str(c) for c in header["columns"]]
         ranker._booster = lgb.Booster(model_file=str(folder / MODEL_FILE))
         return ranker
-
-
-def _float(value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("nan")

@@ -20,7 +20,6 @@ it, leave-one-out.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -30,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automl_core.cache import cache_dir
+from automl_core.cache import cache_dir, content_key
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError
 from automl_core.metastore import (
@@ -42,6 +41,7 @@ from automl_core.metastore import (
     task_metafeatures,
 )
 from automl_core.plugins import load_plugins
+from automl_core.run_folder import safe_folder_name
 from automl_core.space import SearchSpace
 from automl_metadata.lookup import TableBenchmark
 from automl_warmstart_ptem.labels import LabelRuns, LabelStore, leave_one_out_scores
@@ -108,7 +108,9 @@ class RankedPTEM(WarmStarter):
             seed=seed,
             **({"search": dict(label_search)} if label_search is not None else {}),
         )
-        self.ranker_settings = SourceRanker(k=k, seed=seed)
+        if not isinstance(k, int) or k < 1:
+            raise ValueError(f"k: got {k!r}, expected a positive integer")
+        self.k = k
         self.metadata, self.metadata_params = metadata, dict(metadata_params or {})
         self.sources, self.max_sources, self.split = sources, max_sources, split
         self.exclude = check_dataset_ids("exclude", exclude)
@@ -116,34 +118,34 @@ class RankedPTEM(WarmStarter):
 
     def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
         """No configurations; the surrogate state names the ranker's pick."""
-        metadata, reference = self._metadata(task)
-        table = _metafeature_table(metadata, reference[0])
+        metadata, name = self._metadata(task)
+        table = _metafeature_table(metadata, name)
         left_out = set(left_out_datasets(metadata.datasets, task, self.exclude, self.exclude_self))
         sources = [s for s in self.candidate_sources(metadata, table) if s not in left_out]
         if len(sources) < 3:
             raise AutoMLError(
-                f"ptem: {len(sources)} source datasets of {reference[0]!r} are left once the "
+                f"ptem: {len(sources)} source datasets of {name!r} are left once the "
                 f"task's own and the excluded are removed; the ranker needs at least 3"
             )
         if self.pick == "random":
             ranked, came_from = self._drawn(task, sources), "a random draw"
         else:
-            ranker = self.trained_ranker(metadata, reference, table, sources)
+            ranker = self.trained_ranker(metadata, name, table, sources)
             described, came_from = task_metafeatures(task, table)
             ranked = ranker.rank(table, described, sources)
         best = ranked[0][0]
-        log.info("ptem: the %s picks source %r of %s", self.pick, best, reference[0])
+        log.info("ptem: the %s picks source %r of %s", self.pick, best, name)
         return WarmStart(
             configs=[],
             surrogate_state={
-                "metadata": metadata if isinstance(self.metadata, MetaData) else reference[0],
-                "metadata_params": reference[1],
+                "metadata": metadata if isinstance(self.metadata, MetaData) else name,
+                "metadata_params": self.metadata_params,
                 "source": best,
             },
             info={
                 "starter": "ptem",
                 "pick": self.pick,
-                "metadata": reference[0],
+                "metadata": name,
                 "source": best,
                 "features_from": came_from,
                 "state": f"the PTEM of source {best!r} ({self.pick}'s pick)",
@@ -181,47 +183,43 @@ class RankedPTEM(WarmStarter):
         return sorted(usable[i] for i in drawn)
 
     def trained_ranker(
-        self,
-        metadata: MetaData,
-        reference: tuple[str, dict[str, Any]],
-        table: pd.DataFrame,
-        sources: Sequence[str],
+        self, metadata: MetaData, name: str, table: pd.DataFrame, sources: Sequence[str]
     ) -> SourceRanker:
         """The ranker trained on ``sources`` (from the cache when it was trained before),
         labelled by BO runs among them (measured where the label cache lacks them)."""
+        ranker = SourceRanker(k=self.k, seed=self.seed)
         fingerprint = metadata_fingerprint(metadata)
-        key = json.dumps(
+        key = content_key(
             {
                 "metadata": fingerprint,
                 "sources": sorted(sources),
                 "labels": asdict(self.labels),
-                "ranker": {"k": self.ranker_settings.k, **self.ranker_settings.settings},
+                "ranker": {"k": ranker.k, **ranker.settings},
                 "columns": [str(c) for c in table.columns],
-            },
-            sort_keys=True,
+            }
         )
-        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-        folder = cache_dir() / "ptem" / "rankers" / f"{_safe(reference[0])}-{digest}"
+        stem = safe_folder_name(Path(name).name or name)  # a folder's own name, not its path
+        folder = cache_dir() / "ptem" / "rankers" / f"{stem}-{key}"
         if folder.exists():
             return SourceRanker.load(folder)
-        store = LabelStore(fingerprint, _safe(reference[0]), self.labels)
-        benchmark = TableBenchmark(metadata)
+        store = LabelStore(fingerprint, stem, self.labels)
         log.info("ptem: labelling %d sources by BO runs (cached in %s)", len(sources), store.path)
         scores = leave_one_out_scores(
-            benchmark, reference, sources, self.labels, store, load_plugins()
+            TableBenchmark(metadata),
+            self._recipe_reference(metadata, name),
+            sources,
+            self.labels,
+            store,
+            load_plugins(),
         )
-        ranker = self.ranker_settings.untrained().fit(table, scores)
-        ranker.save(folder)
+        ranker.fit(table, scores).save(folder)
         return ranker
 
-    def _metadata(self, task: TaskDescription) -> tuple[MetaData, tuple[str, dict[str, Any]]]:
-        """The meta-data, and the reference a recipe names it by (a MetaData object given
-        directly is saved once into the cache, so that the label runs can name it)."""
+    def _metadata(self, task: TaskDescription) -> tuple[MetaData, str]:
+        """The meta-data, and its name (the reference a recipe names it by; for a MetaData
+        object given directly, its source or space)."""
         if isinstance(self.metadata, MetaData):
-            folder = cache_dir() / "ptem" / "metadata" / metadata_fingerprint(self.metadata)[:16]
-            if not folder.exists():
-                save_metadata(self.metadata, folder)
-            return self.metadata, (str(folder), {})
+            return self.metadata, str(self.metadata.info.get("source") or self.metadata.space)
         if self.metadata is None:
             if task.benchmark is None:
                 raise AutoMLError(
@@ -231,8 +229,17 @@ class RankedPTEM(WarmStarter):
             reference: str = task.benchmark
         else:
             reference = str(self.metadata)
-        params = dict(self.metadata_params)
-        return task.metadata(reference, params or None), (reference, params)
+        return task.metadata(reference, self.metadata_params or None), reference
+
+    def _recipe_reference(self, metadata: MetaData, name: str) -> tuple[str, dict[str, Any]]:
+        """How the label runs' recipes name the meta-data: as this warm-starter was told, or,
+        for a MetaData object, the folder it is saved into once (a recipe holds no object)."""
+        if not isinstance(self.metadata, MetaData):
+            return name, self.metadata_params
+        folder = cache_dir() / "ptem" / "metadata" / metadata_fingerprint(metadata)[:16]
+        if not folder.exists():
+            save_metadata(metadata, folder)
+        return str(folder), {}
 
 
 def _metafeature_table(metadata: MetaData, name: str) -> pd.DataFrame:
@@ -240,7 +247,3 @@ def _metafeature_table(metadata: MetaData, name: str) -> pd.DataFrame:
         raise AutoMLError(f"ptem: meta-data {name!r} has no meta-features to rank sources by")
     table = metadata.metafeatures
     return table.set_axis(table.index.astype(str), axis=0)
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name or name)
