@@ -593,3 +593,30 @@ def test_the_search_keeps_back_no_refit_of_a_member_that_finishing_could_not_ref
         assert task.time_to_finish(ranked[0], timed, ranked, history) == pytest.approx(
             alone + instead
         )
+
+
+def test_the_search_loop_recomputes_the_reserve_near_its_end_without_a_new_best(
+    plugins, tmp_path, monkeypatch
+):
+    """The loop asks for the reserve again after trials that are not a new best once the
+    time left is under the reserve: more often than there were new bests."""
+    from automl_core import loop
+
+    calls = []
+
+    def reserve(setup, history, best, budget):
+        calls.append(budget.elapsed())
+        return 2.0
+
+    monkeypatch.setattr(loop, "finish_reserve", reserve)
+    trees = {"name": "toy-classification", "params": {"include": {"classifier": ["decision_tree"]}}}
+    # stale from 2 s in (time left under the 2 s reserve) until the search stops at 4 s
+    recipe = parse_recipe(toy_recipe(space=trees, budget={"wall_time": 6}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the sequential executor cannot stop a trial
+        run(recipe, tmp_path / "run", plugins=plugins)
+    with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
+        told = sorted((t for t in history.trials() if t.tell_order), key=lambda t: t.tell_order)
+    losses = np.array([t.loss for t in told])
+    new_bests = int((losses < np.minimum.accumulate(np.r_[np.inf, losses[:-1]])).sum())
+    assert len(calls) >= 1 + new_bests + 2, (len(calls), new_bests, len(told))

@@ -45,7 +45,8 @@ def test_label_settings_are_checked():
 
 def test_a_pair_is_scored_by_real_runs_as_a_mean_regret_the_same_every_time(tmp_path):
     """BO runs on the pseudo-target d1 from d3's PTEM, by table lookup: the score is a
-    normalised regret, and the seeded runs give it again."""
+    normalised regret, the seeded runs give it again, and the runs' surrogate pre-trained
+    d3's PTEM (the one in the cache)."""
     metadata = kinds_metadata()
     folder = tmp_path / "meta"
     save_metadata(metadata, folder)
@@ -54,6 +55,8 @@ def test_a_pair_is_scored_by_real_runs_as_a_mean_regret_the_same_every_time(tmp_
     score = pair_score(benchmark, (str(folder), {}), "d1", "d3", tiny)
     assert 0 <= score <= 1
     assert pair_score(benchmark, (str(folder), {}), "d1", "d3", tiny) == score
+    pretrained = list((tmp_path / "cache" / "latent").rglob("*.npz"))
+    assert [p.name.split("-")[0] for p in pretrained] == ["d3"]
 
 
 def test_scores_are_stored_as_measured_and_not_measured_again(tmp_path, monkeypatch):

@@ -110,6 +110,9 @@ def test_a_run_with_warmstart_ptem_and_the_latent_surrogate(tmp_path, quick_labe
         record = history.get_meta("warmstart")
         trials = history.trials()
     assert record["info"]["source"] in {"d1", "d3", "d5"}
+    # the surrogate pre-trained the pick's PTEM (the labels were faked: no other was)
+    pretrained = list((tmp_path / "cache" / "latent").rglob("*.npz"))
+    assert [p.name.split("-")[0] for p in pretrained] == [record["info"]["source"]]
     assert len(trials) == 8 and any(t.trial.origin == "acquisition" for t in trials)
     assert 0 <= summary.benchmark["normalised_regret"] <= 1
 
