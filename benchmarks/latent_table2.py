@@ -9,10 +9,11 @@ estimators), with the same seeds:
   ptem``; sources: ``--max-sources`` datasets of ``--source-split``);
 - ``latent+random-ptem``: from a source drawn at random among the same sources;
 - ``latent``: without pre-training;
+- ``independent-gp``: one GP per algorithm, nothing shared (Bandit BO's surrogate);
 - ``smbo:gp``: one GP on the space's encoding; ``smbo:rf``: SMAC's random forest;
 - ``random``: random search.
 
-(The paper's independent per-algorithm GPs, BanditBO, RB-SMAC and the ranker baselines
+(The paper's RB-SMAC and the ranker baselines
 AS-ML/AHS-ML are not here.) The runs are an ablation (``automl ablate``: resumable, one
 folder per cell) and ``automl compare`` gives the mean ranks and anytime curves. The ranker's
 labels are the expensive part: they are measured in the first ``latent+ranker`` cell and
@@ -150,6 +151,7 @@ def variants(args: argparse.Namespace) -> dict[str, dict]:
             "warmstart": {"starter": "ptem", "params": {**ptem, "pick": "random"}},
         },
         "latent": {"search.surrogate": "latent"},
+        "independent-gp": {"search.surrogate": "independent-gp"},
         "smbo:gp": {"search.surrogate": "gp"},
         "smbo:rf": {"search.surrogate": "rf"},
         "random": {"search": {"strategy": "random"}},

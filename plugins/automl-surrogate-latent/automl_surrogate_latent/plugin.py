@@ -19,3 +19,9 @@ def register_surrogates(register: RegisterFactory[Surrogate]) -> None:
         description="shared latent space: a multi-task GP on per-algorithm embeddings, "
         "optionally started from a pre-trained embedding model (PTEM)",
     )
+    register(
+        "independent-gp",
+        lazy("automl_surrogate_latent.independent:IndependentGPs"),
+        description="one GP per algorithm of the algorithm stage, nothing shared (Bandit BO's "
+        "surrogate; the shared-latent-space paper's baseline)",
+    )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from automl_core.cache import cache_dir, content_key
+from automl_core.component_rows import ComponentSelector
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError
 from automl_core.metastore import (
@@ -41,8 +42,9 @@ from automl_core.metastore import (
     task_metafeatures,
 )
 from automl_core.plugins import load_plugins
+from automl_core.pool_space import PoolSpace
 from automl_core.run_folder import safe_folder_name
-from automl_core.space import SearchSpace
+from automl_core.space import SearchSpace, vector_space
 from automl_metadata.lookup import TableBenchmark
 from automl_warmstart_ptem.labels import LabelRuns, LabelStore, leave_one_out_scores
 from automl_warmstart_ptem.ranker import TOP_K, SourceRanker
@@ -59,8 +61,8 @@ class RankedPTEM(WarmStarter):
     """Picks the source dataset whose PTEM the ``latent`` surrogate starts from.
 
     ``metadata`` (with ``metadata_params``): the meta-data the PTEMs are pre-trained on, with
-    a pool of pipelines and meta-features (None: in a table-lookup task, the benchmark's
-    own). ``sources``: the candidate source datasets, named; else ``max_sources`` drawn with
+    meta-features and either a pool of pipelines or configurations of the run's pipeline
+    space (None: in a table-lookup task, the benchmark's own). ``sources``: the candidate source datasets, named; else ``max_sources`` drawn with
     ``seed`` from ``split`` (None: the meta-data's ``train`` split when it has one, else
     every dataset). ``label_*``: how the ranker's labels are measured
     (:class:`~automl_warmstart_ptem.labels.LabelRuns`); ``k``: the relevance of a query's
@@ -130,7 +132,7 @@ class RankedPTEM(WarmStarter):
         if self.pick == "random":
             ranked, came_from = self._drawn(task, sources), "a random draw"
         else:
-            ranker = self.trained_ranker(metadata, name, table, sources)
+            ranker = self.trained_ranker(metadata, name, table, sources, space)
             described, came_from = task_metafeatures(task, table)
             ranked = ranker.rank(table, described, sources)
         best = ranked[0][0]
@@ -183,12 +185,21 @@ class RankedPTEM(WarmStarter):
         return sorted(usable[i] for i in drawn)
 
     def trained_ranker(
-        self, metadata: MetaData, name: str, table: pd.DataFrame, sources: Sequence[str]
+        self,
+        metadata: MetaData,
+        name: str,
+        table: pd.DataFrame,
+        sources: Sequence[str],
+        space: SearchSpace | None = None,
     ) -> SourceRanker:
         """The ranker trained on ``sources`` (from the cache when it was trained before),
-        labelled by BO runs among them (measured where the label cache lacks them)."""
+        labelled by BO runs among them (measured where the label cache lacks them). The
+        runs look losses up in the meta-data's pool; meta-data without one, whose
+        configurations are of the run's pipeline ``space`` (oboe-autosklearn's are of
+        ``autosklearn-classification``), is given one (:func:`with_pool`)."""
         ranker = SourceRanker(k=self.k, seed=self.seed)
-        fingerprint = metadata_fingerprint(metadata)
+        labelled = metadata if metadata.pool is not None else with_pool(metadata, space, name)
+        fingerprint = metadata_fingerprint(labelled)
         key = content_key(
             {
                 "metadata": fingerprint,
@@ -205,8 +216,8 @@ class RankedPTEM(WarmStarter):
         store = LabelStore(fingerprint, stem, self.labels)
         log.info("ptem: labelling %d sources by BO runs (cached in %s)", len(sources), store.path)
         scores = leave_one_out_scores(
-            TableBenchmark(metadata),
-            self._recipe_reference(metadata, name),
+            TableBenchmark(labelled),
+            self._recipe_reference(labelled, name, as_told=labelled is metadata),
             sources,
             self.labels,
             store,
@@ -231,15 +242,48 @@ class RankedPTEM(WarmStarter):
             reference = str(self.metadata)
         return task.metadata(reference, self.metadata_params or None), reference
 
-    def _recipe_reference(self, metadata: MetaData, name: str) -> tuple[str, dict[str, Any]]:
+    def _recipe_reference(
+        self, metadata: MetaData, name: str, as_told: bool
+    ) -> tuple[str, dict[str, Any]]:
         """How the label runs' recipes name the meta-data: as this warm-starter was told, or,
-        for a MetaData object, the folder it is saved into once (a recipe holds no object)."""
-        if not isinstance(self.metadata, MetaData):
+        for a MetaData object (given, or given a pool here), the folder it is saved into once
+        (a recipe holds no object)."""
+        if not isinstance(self.metadata, MetaData) and as_told:
             return name, self.metadata_params
         folder = cache_dir() / "ptem" / "metadata" / metadata_fingerprint(metadata)[:16]
         if not folder.exists():
             save_metadata(metadata, folder)
         return str(folder), {}
+
+
+def with_pool(metadata: MetaData, space: SearchSpace | None, name: str) -> MetaData:
+    """``metadata``, whose configurations are of the pipeline ``space``, as a table lookup:
+    its configurations become a pool of the space's encodings, each candidate's stages and
+    components those of its pipeline, so that label runs search the configurations it ran.
+    (The label runs' PTEMs are pre-trained on the pool's encoding; the run's own PTEM, on the
+    space's: the ranker learns which source helps, whatever the encoding.)"""
+    typed = vector_space(space)
+    pipelines = typed.as_pipeline() if typed is not None else None
+    if typed is None or pipelines is None or metadata.space not in ("", typed.name):
+        raise AutoMLError(
+            f"ptem: meta-data {name!r} has no pool of pipelines to look the ranker's label "
+            f"runs up in, and its configurations are not of the run's space (theirs: "
+            f"{metadata.space or 'unnamed'!r})"
+        )
+    rows = typed.encode(metadata.configs)
+    stages = typed.blocks().stages
+    choices = ComponentSelector(typed, "ptem")(rows)
+    pool = PoolSpace(
+        typed.name,
+        rows,
+        stage_names=tuple(stage.name for stage in stages),
+        stage_choices=choices,
+        descriptions=[
+            {stage.name: stage.components[c].name for stage, c in zip(stages, row, strict=True)}
+            for row in choices
+        ],
+    )
+    return replace(metadata, configs=pool.candidates(), pool=pool)
 
 
 def _metafeature_table(metadata: MetaData, name: str) -> pd.DataFrame:

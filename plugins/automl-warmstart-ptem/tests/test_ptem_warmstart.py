@@ -3,11 +3,13 @@ trains its ranker once, and never ranks a target by what it learned on it."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 from ptem_synthetic import kinds_metadata
 from test_ptem_labels import SMALL
 
-from automl_core.contracts import TaskDescription
+from automl_core.contracts import MetaData, TaskDescription
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory
 from automl_core.metastore import save_metadata
@@ -15,8 +17,9 @@ from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run
 from automl_core.testing import Component, parametrize_with_checks
+from automl_core.testing.spaces import loss_of, pipeline_space
 from automl_warmstart_ptem import labels
-from automl_warmstart_ptem.warmstart import RankedPTEM
+from automl_warmstart_ptem.warmstart import RankedPTEM, with_pool
 
 SOURCES = ["d0", "d1", "d2", "d3"]
 LABELS = {
@@ -160,3 +163,41 @@ def test_what_the_warm_starter_cannot_work_with_is_said():
 def test_conformance(component, check, monkeypatch):
     monkeypatch.setattr(labels, "pair_score", lambda *args, **kwargs: float(len(args[2])))
     check(component)
+
+
+def pipeline_metadata(n: int = 5) -> MetaData:
+    """Meta-data with no pool whose configurations are of the kit's pipeline space, as
+    oboe-autosklearn's are of autosklearn-classification."""
+    space = pipeline_space()
+    configs = space.sample(np.random.default_rng(0), 30)
+    rng = np.random.default_rng(1)
+    datasets = [f"p{i}" for i in range(n)]
+    losses = np.array([loss_of(space, c) for c in configs])
+    return MetaData(
+        datasets=datasets,
+        configs=configs,
+        performance=np.vstack([losses + rng.normal(0, 0.05, len(configs)) for _ in datasets]),
+        metafeatures=pd.DataFrame({"size": np.arange(n, dtype=float)}, index=datasets),
+        space=space.name,
+    )
+
+
+def test_meta_data_of_a_pipeline_space_is_given_a_pool_of_its_configurations():
+    metadata, space = pipeline_metadata(), pipeline_space()
+    tabled = with_pool(metadata, space, "mine")
+    assert np.array_equal(tabled.performance, metadata.performance)
+    assert np.array_equal(tabled.pool.encodings, space.encode(metadata.configs))
+    for j, config in enumerate(metadata.configs):
+        assert tabled.configs[j] == {"candidate": j}
+        assert tabled.pool.active_components(tabled.configs[j]) == space.active_components(config)
+    with pytest.raises(AutoMLError, match="not of the run's space"):
+        with_pool(metadata, kinds_metadata().pool, "mine")
+
+
+def test_the_ranker_of_meta_data_without_a_pool_labels_on_the_pool_it_is_given(quick_labels):
+    metadata = pipeline_metadata()
+    starter = RankedPTEM(metadata=metadata, sources=["p0", "p1", "p2", "p3"], **LABELS)
+    suggested = starter.suggest(task_on("p4"), pipeline_space(), None)
+    assert len(quick_labels) == 12
+    assert suggested.surrogate_state["metadata"] is metadata  # the surrogate's, pool-less
+    assert suggested.surrogate_state["source"] in {"p0", "p1", "p2", "p3"}
