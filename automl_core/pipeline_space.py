@@ -60,6 +60,7 @@ class PipelineSpace:
     forbidden: tuple[Combination, ...] = ()
     _configspace: ConfigurationSpace | None = field(default=None, init=False, repr=False)
     _kinds: list[tuple[str, int]] | None = field(default=None, init=False, repr=False)
+    _numbers_forbidden: bool | None = field(default=None, init=False, repr=False)
     _blocks: EncodingBlocks | None = field(default=None, init=False, repr=False, compare=False)
 
     # -- structure ---------------------------------------------------------------------------
@@ -343,15 +344,17 @@ class PipelineSpace:
         # Forbidden clauses name categorical values here; a step of a number can only break
         # one in a space whose clauses name numbers.
         check_numbers = self._forbids_numbers()
-        rows = [r for r in changed_choice if not _is_forbidden(space, r)]
-        rows += [r for r in changed_number if not (check_numbers and _is_forbidden(space, r))]
+        rows = _allowed(space, changed_choice)
+        rows += _allowed(space, changed_number) if check_numbers else changed_number
         return _vectors(rows, len(space))
 
     def _forbids_numbers(self) -> bool:
         """Whether a forbidden clause of the space names a numeric hyper-parameter."""
-        numeric = {name for name, categories in self._column_kinds() if categories == 0}
-        named = set().union(*map(_clause_names, self.configspace.forbidden_clauses))
-        return bool(numeric & named)
+        if self._numbers_forbidden is None:
+            numeric = {name for name, categories in self._column_kinds() if categories == 0}
+            named = set().union(*map(_clause_names, self.configspace.forbidden_clauses))
+            self._numbers_forbidden = bool(numeric & named)
+        return self._numbers_forbidden
 
     def _column_kinds(self) -> list[tuple[str, int]]:
         """(name, number of categories; 0 for a number, 1 for a constant) per column."""
@@ -395,8 +398,16 @@ def _clause_names(clause: Any) -> set[str]:
     return {side.name for side in sides if side is not None}
 
 
-def _is_forbidden(space: ConfigurationSpace, vector: np.ndarray) -> bool:
-    return any(clause.is_forbidden_vector(vector) for clause in space.forbidden_clauses)
+def _allowed(space: ConfigurationSpace, rows: list[np.ndarray]) -> list[np.ndarray]:
+    """The ConfigSpace vectors of ``rows`` that no forbidden clause forbids, each clause
+    checked on all of them at once (row by row, the checks cost more than the search)."""
+    if not rows or not space.forbidden_clauses:
+        return rows
+    matrix = np.vstack(rows).T  # ConfigSpace checks one configuration per column
+    forbidden = np.zeros(len(rows), dtype=bool)
+    for clause in space.forbidden_clauses:
+        forbidden |= clause.is_forbidden_vector_array(matrix)
+    return [row for row, no in zip(rows, forbidden, strict=True) if not no]
 
 
 def _configspace_vector(vector: np.ndarray) -> np.ndarray:

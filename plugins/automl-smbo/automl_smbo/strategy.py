@@ -25,7 +25,7 @@ from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
 from automl_core.space import PoolSpace, VectorSpace, require_vector_space
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_smbo.acquisition import make_acquisition
-from automl_smbo.optimizer import LocalSearch
+from automl_smbo.optimizer import LocalSearch, PerComponentSearch
 
 #: Random configurations are drawn in batches of this size, at most this many batches.
 RANDOM_BATCH, RANDOM_BATCHES = 16, 50
@@ -50,6 +50,11 @@ class SMBO(SearchStrategy):
         n_random, n_starts, max_steps, neighbours_per_number: the acquisition optimiser on
             pipeline spaces (see :class:`~automl_smbo.optimizer.LocalSearch`); pools are
             scored whole.
+        acquisition_stage: when set, the acquisition is maximised in each component of this
+            stage apart, from ``component_starts`` random configurations of each, and the
+            best over components is proposed (the shared-latent-space paper's per-algorithm
+            EI: :class:`~automl_smbo.optimizer.PerComponentSearch`); ``last`` names the
+            space's last stage. On a pool, which is scored whole, it changes nothing.
     """
 
     surrogate_use = "required"
@@ -68,6 +73,8 @@ class SMBO(SearchStrategy):
         n_starts: int = 4,
         max_steps: int = 5,
         neighbours_per_number: int = 2,
+        acquisition_stage: str | None = None,
+        component_starts: int = 10,
     ) -> None:
         if not 0 <= random_fraction <= 1:
             raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
@@ -87,6 +94,11 @@ class SMBO(SearchStrategy):
         self.random_fraction = random_fraction
         self.pending_lie = pending_lie
         self.local_search = LocalSearch(n_random, n_starts, max_steps, neighbours_per_number)
+        if not isinstance(component_starts, int) or component_starts < 1:
+            raise ValueError(
+                f"component_starts must be a positive integer, got {component_starts!r}"
+            )
+        self.acquisition_stage, self.component_starts = acquisition_stage, component_starts
 
     # -- set-up ------------------------------------------------------------------------------
     def setup(self, context: SearchContext) -> None:
@@ -110,6 +122,24 @@ class SMBO(SearchStrategy):
         self.observed: dict[str, tuple[np.ndarray, float]] = {}
         self.pending: dict[str, np.ndarray] = {}
         self.queue = self._initial_queue(context)
+        self.per_component = self._per_component_search()
+
+    def _per_component_search(self) -> PerComponentSearch | None:
+        """The per-component optimiser ``acquisition_stage`` asks for (None: not asked, or a
+        pool, which is scored whole)."""
+        if self.acquisition_stage is None or self.pool is not None:
+            return None
+        names = [stage.name for stage in self.space.blocks().stages]
+        stage = names[-1] if self.acquisition_stage == "last" else self.acquisition_stage
+        if stage not in names:
+            raise ValueError(
+                f"smbo: acquisition_stage {stage!r} is not a stage of the space; its stages "
+                f"are {', '.join(names)} (or 'last')"
+            )
+        search = self.local_search
+        return PerComponentSearch(
+            stage, self.component_starts, search.max_steps, search.neighbours_per_number
+        )
 
     def _initial_queue(self, context: SearchContext) -> list[Candidate]:
         queue = []
@@ -186,7 +216,11 @@ class SMBO(SearchStrategy):
             config = {"candidate": int(indices[0])}
             self._claim(config)  # never proposed: the ranking left out every seen candidate
             return Candidate(config, origin="acquisition")
-        ranked = self.local_search.rank(self.space, score, self._best_rows(), self.rng)
+        if self.per_component is not None:
+            ranked = self.per_component.rank(self.space, score, self._best_rows(None), self.rng)
+        else:
+            starts = self._best_rows(self.local_search.n_starts // 2 or 1)
+            ranked = self.local_search.rank(self.space, score, starts, self.rng)
         for row, origin in zip(ranked.rows, ranked.origins, strict=True):
             config = self.space.decode(row)
             if self._claim(config, row):
@@ -208,10 +242,11 @@ class SMBO(SearchStrategy):
 
         return score
 
-    def _best_rows(self) -> np.ndarray:
-        """The encoded configurations with the lowest observed losses: climbs start there."""
+    def _best_rows(self, n: int | None) -> np.ndarray:
+        """The ``n`` encoded configurations (None: every one) with the lowest observed
+        losses, best first: climbs start there."""
         ordered = sorted(self.observed.values(), key=lambda item: item[1])
-        rows = [vector for vector, _ in ordered[: self.local_search.n_starts // 2 or 1]]
+        rows = [vector for vector, loss in ordered[:n] if np.isfinite(loss)]
         return np.vstack(rows) if rows else np.empty((0, 0))
 
     def _claim(self, config: Config, row: np.ndarray | None = None) -> bool:

@@ -10,11 +10,12 @@ from scipy.stats import norm
 from sklearn.neighbors import KNeighborsRegressor
 
 from automl_core.builtins.random_search import RandomSearch
+from automl_core.component_rows import ComponentSelector
 from automl_core.contracts import SearchContext, Surrogate, WarmStart
 from automl_core.space import PipelineComponent, PipelineSpace, PoolSpace, Stage
 from automl_core.trial import Result, Status, Trial
 from automl_smbo.acquisition import make_acquisition
-from automl_smbo.optimizer import best_first
+from automl_smbo.optimizer import PerComponentSearch, best_first, climb
 from automl_smbo.strategy import SMBO
 
 
@@ -260,3 +261,64 @@ def test_the_initial_design_can_take_so_many_configurations_of_each_component(ki
         )
     with pytest.raises(ValueError, match="initial_per_component must be a positive integer"):
         SMBO(initial_per_component=0)
+
+
+# --- per-component acquisition ---------------------------------------------------------------
+
+
+def decoded_score(space: PipelineSpace):
+    """The acquisition of a row: minus its loss (what a perfect surrogate's mean gives)."""
+    return lambda rows: np.array([-pipeline_loss(space.decode(row)) for row in rows])
+
+
+def test_a_climb_keeps_what_keeps_accepts():
+    space = pipeline_space()
+    rng = np.random.default_rng(0)
+    selector = ComponentSelector(space)
+    climbers = space.encode(space.restrict(include={"model": ["stepped"]}).sample(rng, 3))
+
+    def stepped(rows: np.ndarray) -> np.ndarray:
+        return selector(rows)[:, 0] == 1
+
+    climbed = climb(space, decoded_score(space), climbers, rng, 5, 2, keeps=stepped)
+    rows = np.vstack(climbed.rows)
+    assert len(rows) and stepped(rows).all()
+    best = space.decode(rows[np.argmax(np.concatenate(climbed.scores))])
+    assert abs(best["model:stepped:k"] - 7) <= 2
+
+
+def test_the_acquisition_is_maximised_in_every_component_and_ranked_together():
+    space = pipeline_space()
+    rng = np.random.default_rng(0)
+    ranked = PerComponentSearch("model", starts=4).rank(
+        space, decoded_score(space), np.empty((0, 0)), rng
+    )
+    configs = [space.decode(row) for row in ranked.rows]
+    models = [c["model:__choice__"] for c in configs]
+    assert {"smooth", "stepped"} <= set(models) and {"random", "local"} <= set(ranked.origins)
+    assert np.all(np.diff(ranked.scores) <= 0)  # best first
+    best_stepped = configs[models.index("stepped")]
+    assert abs(best_stepped["model:stepped:k"] - 7) <= 2  # each component climbed its own way
+    assert models[0] == "smooth"  # the best of all, over components
+
+
+def test_smbo_with_per_component_acquisition_beats_random_on_a_pipeline_space():
+    space = pipeline_space()
+    strategy = [
+        min(search(SMBO(acquisition_stage="last"), space, pipeline_loss, s, 30)) for s in range(8)
+    ]
+    random = [min(search(RandomSearch(), space, pipeline_loss, s, 30)) for s in range(8)]
+    # measured: 0.022 vs 0.082 (the joint local search: 0.022)
+    assert np.mean(strategy) < np.mean(random) / 2
+    with pytest.raises(ValueError, match="acquisition_stage 'nope' is not a stage"):
+        SMBO(acquisition_stage="nope").setup(
+            SearchContext(space=space, seed=0, surrogate_factory=NeighbourSurrogate)
+        )
+    with pytest.raises(ValueError, match="component_starts"):
+        SMBO(component_starts=0)
+
+
+def test_on_a_pool_per_component_acquisition_changes_nothing(branin_pool):
+    loss = pool_loss(branin_pool)
+    plain = search(SMBO(), branin_pool, loss, 0, 15)
+    assert search(SMBO(acquisition_stage="last"), branin_pool, loss, 0, 15) == plain

@@ -62,14 +62,14 @@ class RankedPTEM(WarmStarter):
 
     ``metadata`` (with ``metadata_params``): the meta-data the PTEMs are pre-trained on, with
     meta-features and either a pool of pipelines or configurations of the run's pipeline
-    space (None: in a table-lookup task, the benchmark's own). ``sources``: the candidate source datasets, named; else ``max_sources`` drawn with
-    ``seed`` from ``split`` (None: the meta-data's ``train`` split when it has one, else
-    every dataset). ``label_*``: how the ranker's labels are measured
-    (:class:`~automl_warmstart_ptem.labels.LabelRuns`); ``k``: the relevance of a query's
-    best source. ``exclude`` / ``exclude_self``: datasets never used as sources (see
-    :func:`~automl_core.metastore.left_out_datasets`). ``pick: random`` draws the source at
-    random instead (seeded by ``seed`` and the target's name; no ranker is trained): the
-    paper's ablation of the ranker.
+    space (None: in a table-lookup task, the benchmark's own). ``sources``: the candidate
+    source datasets, named; else ``max_sources`` drawn with ``seed`` from ``split`` (None:
+    the meta-data's ``train`` split when it has one, else every dataset). ``label_*``: how
+    the ranker's labels are measured (:class:`~automl_warmstart_ptem.labels.LabelRuns`);
+    ``k``: the relevance of a query's best source. ``exclude`` / ``exclude_self``: datasets
+    never used as sources (see :func:`~automl_core.metastore.left_out_datasets`). ``pick:
+    random`` draws the source at random instead (seeded by ``seed`` and the target's name; no
+    ranker is trained): the paper's ablation of the ranker.
     """
 
     def __init__(
