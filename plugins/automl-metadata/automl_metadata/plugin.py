@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from automl_core import hookimpl
-from automl_core.contracts import Benchmark, WarmStarter
+from automl_core.contracts import Benchmark, SearchStrategy, WarmStarter
 from automl_core.hookspecs import RegisterCommand, RegisterDocument, RegisterFactory
 from automl_metadata.autosklearn import AutoSklearnMetaData
 from automl_metadata.commands import register_data_commands
 from automl_metadata.deeppipe import PMF, TensorOboe
+from automl_metadata.design import FixedDesign
 from automl_metadata.initial import InitialIds
 from automl_metadata.lcdb import LCDB
 from automl_metadata.lookup import TableBenchmark
@@ -75,6 +76,16 @@ def table_benchmark(
     :func:`automl_core.metastore.save_metadata`; ``include`` / ``exclude`` as for every
     table benchmark (:class:`TableBenchmark`)."""
     return TableBenchmark(FolderMetaData(path).load(), include=include, exclude=exclude)
+
+
+@hookimpl
+def register_search_strategies(register: RegisterFactory[SearchStrategy]) -> None:
+    register(
+        "design",
+        FixedDesign,
+        "the same configurations on every dataset (listed, each algorithm's default, seeded "
+        "random ones), then stop: runs to build meta-data from (automl data build)",
+    )
 
 
 @hookimpl
