@@ -1,0 +1,104 @@
+"""Build meta-data of our own: KEEL datasets x the same autosklearn-classification pipelines.
+
+Every dataset runs the same design (the search strategy ``design``): the default pipeline of
+each of the space's 18 classifiers (Mosaic's initial pipelines), then ``--random`` pipelines
+drawn with seed 0, each scored by balanced accuracy in ``--folds``-fold cross-validation with
+a per-trial time limit (a pipeline that runs over it, or fails, is a missing cell). The
+hand-crafted meta-features of each dataset are stored with its run. The runs are an ablation
+(``automl ablate``, one folder per dataset): killed, the same command resumes where it
+stopped (finished datasets skipped, an interrupted one resumed). At the end, ``automl data
+build`` (its function) turns the runs into a meta-data folder that the ``folder`` source reads:
+
+    metadata: {name: folder, params: {path: OUT/metadata}}
+
+The datasets: KEEL's 43 balanced ones and ``IMBALANCED``, imbalanced ones whose underlying
+dataset is not among the balanced (one per source dataset, so that no dataset appears twice
+under two names: a leave-one-dataset-out split then leaves out all of it).
+Nothing here is downloadable elsewhere: the folder is rebuilt by running this script; keep it
+out of git.
+
+    python benchmarks/build_keel_metadata.py --out ~/keel-metadata          # about 4 h, 2 cores
+    python benchmarks/build_keel_metadata.py --out /tmp/keel-small --datasets keel:iris \\
+        keel:pima --random 10                                              # a minute
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from automl_core.builtins.sources import keel_names
+from automl_core.metastore import save_metadata
+from automl_metadata.commands import describe_metadata
+from automl_metadata.histories import metadata_from_runs
+
+#: Imbalanced KEEL datasets, one per underlying dataset that the balanced collection lacks.
+IMBALANCED = (
+    "abalone19",
+    "car-good",
+    "cleveland-0_vs_4",
+    "dermatology-6",
+    "ecoli1",
+    "flare-F",
+    "glass2",
+    "haberman",
+    "kddcup-guess_passwd_vs_satan",
+    "kr-vs-k-zero_vs_eight",
+    "lymphography-normal-fibrosis",
+    "poker-8_vs_6",
+    "shuttle-c0-vs-c4",
+    "winequality-red-4",
+    "yeast4",
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--datasets", nargs="*", help="KEEL datasets (default: see above)")
+    parser.add_argument("--random", type=int, default=182, help="random pipelines after the 18")
+    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--trial-time", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=2, help="trials evaluated at once")
+    args = parser.parse_args()
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    datasets = args.datasets or [f"keel:{name}" for name in (*keel_names(), *IMBALANCED)]
+    suite, recipe = args.out / "suite.yaml", args.out / "recipe.yaml"
+    suite.write_text(yaml.safe_dump({"tasks": datasets}, sort_keys=False))
+    recipe.write_text(yaml.safe_dump(design_recipe(args), sort_keys=False))
+    automl = str(Path(sys.executable).parent / "automl")
+    started = time.monotonic()
+    ablate = [automl, "ablate", str(recipe), "--suite", str(suite), "--seeds", "1"]
+    subprocess.run([*ablate, "--out", str(args.out / "ablation")], check=True)
+    print(f"runs: {time.monotonic() - started:.0f}s in this invocation")
+    metadata = metadata_from_runs([args.out / "ablation"])
+    save_metadata(metadata, args.out / "metadata")
+    print("\n".join(describe_metadata(metadata)))
+    print(f"saved to {args.out / 'metadata'}")
+
+
+def design_recipe(args: argparse.Namespace) -> dict:
+    return {
+        "name": "keel-metadata",
+        "task": {
+            "dataset": "placeholder",
+            "metric": "balanced_accuracy",
+            "resampling": {"cv": args.folds},
+        },
+        "space": "autosklearn-classification",
+        "search": {"strategy": "design", "params": {"random": args.random, "seed": 0}},
+        "metafeatures": "handcrafted",
+        "executor": {"name": "processes", "params": {"workers": args.workers}},
+        "budget": {"trials": 18 + args.random, "trial_time": args.trial_time},
+        "seed": 0,
+    }
+
+
+if __name__ == "__main__":
+    main()
