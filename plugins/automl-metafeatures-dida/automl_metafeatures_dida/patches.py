@@ -12,7 +12,7 @@ cross-entropy; Adam, learning rate 1e-3, batches of 32 pairs (the thesis).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,9 +99,13 @@ class Training:
 
 
 def train_patch_identification(
-    network: Dida, tables: Sequence[Table], settings: Training
+    network: Dida,
+    tables: Sequence[Table],
+    settings: Training,
+    progress: Callable[[int, float], None] | None = None,
 ) -> list[float]:
-    """Adam on fresh patch pairs every step; the loss of each step."""
+    """Adam on fresh patch pairs every step; the loss of each step (``progress(step, mean
+    loss of the last 50)`` is told every 50 steps)."""
     rng = np.random.default_rng(settings.seed)
     torch.manual_seed(settings.seed)
     optimiser = torch.optim.Adam(network.parameters(), lr=settings.lr)
@@ -115,5 +119,7 @@ def train_patch_identification(
         loss.backward()
         optimiser.step()
         losses.append(float(loss.detach()))
+        if progress is not None and len(losses) % 50 == 0:
+            progress(len(losses), float(np.mean(losses[-50:])))
     network.eval()
     return losses

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+
 from automl_metafeatures_dida.network import Architecture, Dida, DidaWeights, Patch
 from automl_metafeatures_dida.patches import (
     PatchSizes,

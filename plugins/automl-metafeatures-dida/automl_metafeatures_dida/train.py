@@ -1,0 +1,139 @@
+"""Training Dida on real datasets, and the cache of trained weights.
+
+The corpus is a list of dataset references (``keel:pima``, ``sklearn:iris``...; by default
+KEEL's 43 balanced classification datasets, all offline). It is split by dataset: a seeded
+``validation`` share of the datasets is never trained on, and the patch-identification
+accuracy on pairs of its patches (datasets never seen) is what a checkpoint reports. Trained
+weights are cached under ``<cache>/dida/`` by a key of (corpus, validation, architecture,
+training settings, format version): training again with the same settings loads them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from automl_core.builtins.sources import keel_names
+from automl_core.cache import cache_dir, content_key
+from automl_core.plugins import Plugins, load_plugins
+from automl_core.sources import load_dataset
+from automl_metafeatures_dida.network import Architecture, Dida, DidaWeights
+from automl_metafeatures_dida.patches import (
+    Table,
+    Training,
+    accuracy,
+    sample_pairs,
+    train_patch_identification,
+)
+from automl_metafeatures_dida.tables import numeric_table
+
+#: Bumped when training changes in a way that makes old checkpoints wrong.
+FORMAT = 1
+#: The share of the corpus's datasets held out for validation.
+VALIDATION_SHARE = 0.2
+#: Patch pairs the validation accuracy is measured on.
+VALIDATION_PAIRS = 200
+
+
+def default_corpus() -> list[str]:
+    """KEEL's balanced classification datasets (bundled with the project's data package)."""
+    return [f"keel:{name}" for name in keel_names()]
+
+
+def load_tables(references: Sequence[str], plugins: Plugins | None = None) -> dict[str, Table]:
+    """The classification datasets among ``references``, as numeric tables."""
+    plugins = plugins or load_plugins()
+    tables = {}
+    for reference in references:
+        dataset = load_dataset(plugins, reference)
+        if dataset.task != "classification":
+            raise ValueError(f"Dida trains on classification datasets; {reference} is not one")
+        tables[reference] = numeric_table(dataset.X, dataset.y)
+    return tables
+
+
+def split_corpus(references: Sequence[str], share: float, seed: int) -> tuple[list, list]:
+    """(training, validation) datasets: a seeded ``share`` of them held out (at least 2)."""
+    order = np.random.default_rng(seed).permutation(len(references))
+    held = max(2, round(share * len(references)))
+    if len(references) - held < 2:
+        raise ValueError(f"Dida: {len(references)} datasets are too few to train and validate")
+    validation = sorted(references[i] for i in order[:held])
+    return [r for r in references if r not in validation], validation
+
+
+def checkpoint_key(
+    references: Sequence[str], architecture: Architecture, training: Training, share: float
+) -> str:
+    return content_key(
+        {
+            "format": FORMAT,
+            "corpus": sorted(references),
+            "validation_share": share,
+            "architecture": asdict(architecture),
+            "training": asdict(training),
+        }
+    )
+
+
+def checkpoint_folder() -> Path:
+    return cache_dir() / "dida"
+
+
+def train(
+    references: Sequence[str] | None = None,
+    architecture: Architecture | None = None,
+    training: Training | None = None,
+    share: float = VALIDATION_SHARE,
+    threads: int | None = None,
+    progress: Callable[[int, float], None] | None = None,
+) -> DidaWeights:
+    """Dida trained on patch identification over ``references`` (default: the KEEL corpus),
+    from the cache when it was trained before with the same settings."""
+    references = list(references or default_corpus())
+    architecture, training = architecture or Architecture(), training or Training()
+    key = checkpoint_key(references, architecture, training, share)
+    path = checkpoint_folder() / f"{key}.npz"
+    if path.exists():
+        return DidaWeights.load(path)
+    fitted, held_out = split_corpus(references, share, training.seed)
+    tables = load_tables(references)
+    if threads is not None:
+        torch.set_num_threads(threads)
+    torch.manual_seed(training.seed)
+    network = Dida(architecture)
+    started = time.monotonic()
+    losses = train_patch_identification(network, [tables[r] for r in fitted], training, progress)
+    seconds = time.monotonic() - started
+    rng = np.random.default_rng(training.seed + 1)
+    pairs = sample_pairs(
+        [tables[r] for r in held_out],
+        VALIDATION_PAIRS,
+        training.sizes,
+        rng,
+        architecture.neighbours,
+    )
+    weights = DidaWeights.of(
+        network,
+        {
+            "key": key,
+            "trained_on": fitted,
+            "validation": held_out,
+            "validation_accuracy": accuracy(network, pairs),
+            "final_loss": float(np.mean(losses[-20:])),
+            "steps": training.steps,
+            "seconds": seconds,
+        },
+    )
+    weights.save(path)
+    return weights
+
+
+def list_checkpoints() -> list[tuple[Path, DidaWeights]]:
+    folder = checkpoint_folder()
+    return [(path, DidaWeights.load(path)) for path in sorted(folder.glob("*.npz"))]

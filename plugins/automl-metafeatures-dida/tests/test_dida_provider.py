@@ -1,0 +1,81 @@
+"""The provider ``dida``: meta-features of a whole dataset from trained weights."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.datasets import load_iris
+
+from automl_core.errors import AutoMLError
+from automl_core.testing import Component, parametrize_with_checks
+from automl_metafeatures_dida.network import Architecture, Dida, DidaWeights
+from automl_metafeatures_dida.provider import DidaMetaFeatures
+from automl_metafeatures_dida.tables import numeric_table
+
+SMALL = Architecture(per_feature=4, first=8, second=8, pooled=16, dense=(16, 8, 4), neighbours=10)
+#: untrained weights the kit's checks build the provider with (written before they run)
+WEIGHTS = Path(tempfile.gettempdir()) / "automl-dida-test-weights.npz"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def weights_file():
+    torch.manual_seed(0)
+    DidaWeights.of(Dida(SMALL)).save(WEIGHTS)
+    yield WEIGHTS
+
+
+def iris() -> tuple[pd.DataFrame, np.ndarray]:
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    return X, y.to_numpy()
+
+
+def test_a_dataset_gets_one_meta_feature_per_unit_the_same_every_time():
+    X, y = iris()
+    first = DidaMetaFeatures(weights=WEIGHTS, samples=3).compute(X, y, "classification")
+    assert list(first) == [f"dida_{i}" for i in range(SMALL.size)]
+    again = DidaMetaFeatures(weights=WEIGHTS, samples=3).compute(X, y, "classification")
+    assert first == again
+    reordered = DidaMetaFeatures(weights=WEIGHTS, samples=3).compute(
+        X[X.columns[::-1]], y, "classification"
+    )
+    np.testing.assert_allclose(list(reordered.values()), list(first.values()), atol=1e-5)
+
+
+def test_categories_and_missing_values_become_numbers():
+    frame = pd.DataFrame(
+        {
+            "colour": pd.Series(["red", "blue", None, "red"], dtype="category"),
+            "size": [1.0, None, 3.0, 4.0],
+        }
+    )
+    x, _ = numeric_table(frame, np.array([0, 1, 0, 1]))
+    assert x.shape == (4, 3) and np.all(np.isfinite(x))
+    assert x[1, 2] == pytest.approx(8 / 3)  # the mean of the observed sizes
+
+
+def test_a_regression_target_is_read_as_quantile_classes():
+    X, _ = iris()
+    values = DidaMetaFeatures(weights=WEIGHTS).compute(
+        X, X["petal length (cm)"].to_numpy(), "regression"
+    )
+    assert all(np.isfinite(list(values.values())))
+
+
+def test_without_trained_weights_the_error_says_how_to_train(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
+    with pytest.raises(AutoMLError, match="automl dida train"):
+        DidaMetaFeatures().compute(*iris(), "classification")
+    with pytest.raises(AutoMLError, match="no weights at"):
+        DidaMetaFeatures(weights=tmp_path / "none.npz").compute(*iris(), "classification")
+
+
+@parametrize_with_checks(
+    [Component("metafeature_provider", "dida", params={"weights": str(WEIGHTS), "samples": 2})]
+)
+def test_conformance(component, check):
+    check(component)
