@@ -77,14 +77,16 @@ def distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.sqrt(((a - b) ** 2).sum() + 1e-12)
 
 
-def accuracy(network: Dida, pairs: Sequence[tuple[Patch, Patch, float]]) -> float:
-    """The share of pairs judged right (p > 1/2 for one dataset)."""
+def judged_right(network: Dida, pairs: Sequence[tuple[Patch, Patch, float]]) -> np.ndarray:
+    """Per pair, whether the network judges it right (one dataset's when p > 1/2)."""
     with torch.no_grad():
-        right = [
-            (float(distance(network(a), network(b))) < np.log(2)) == bool(label)
-            for a, b, label in pairs
-        ]
-    return float(np.mean(right))
+        same = [float(distance(network(a), network(b))) < np.log(2) for a, b, _ in pairs]
+    return np.array(same) == np.array([bool(label) for _, _, label in pairs])
+
+
+def accuracy(network: Dida, pairs: Sequence[tuple[Patch, Patch, float]]) -> float:
+    """The share of pairs judged right."""
+    return float(np.mean(judged_right(network, pairs)))
 
 
 @dataclass(frozen=True)
