@@ -77,7 +77,7 @@ def _default_checkpoint() -> Path:
     if not path.exists():
         raise AutoMLError(
             "dida: no trained network with the default settings in the cache; train one "
-            "with `automl dida train` (KEEL's 43 datasets, about 20 minutes on 2 cores) or "
+            "with `automl dida train` (KEEL's 43 datasets, about 12 minutes on one core) or "
             "name trained weights: metafeatures: {name: dida, params: {weights: FILE}}"
         )
     return path
