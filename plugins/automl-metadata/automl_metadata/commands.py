@@ -65,11 +65,20 @@ def _configure_build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", type=Path, help="run folders or folders of them")
     parser.add_argument("--out", type=Path, required=True, help="the meta-data folder to write")
     parser.add_argument("--space", help="only the runs that searched this space")
+    parser.add_argument(
+        "--metafeatures",
+        metavar="PROVIDER",
+        help="describe each dataset with this provider (e.g. dida) instead of what the runs stored",
+    )
 
 
 def _build(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    metadata = metadata_from_runs(args.runs, args.space)
+    plugins = load_plugins()
+    describe = None
+    if args.metafeatures is not None:
+        describe = plugins.create("metafeature_provider", args.metafeatures)
+    metadata = metadata_from_runs(args.runs, args.space, describe, plugins)
     save_metadata(metadata, args.out)
     for line in describe_metadata(metadata):
         print(line)

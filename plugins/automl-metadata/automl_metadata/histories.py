@@ -24,10 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automl_core.contracts import MetaData
+from automl_core.contracts import MetaData, MetaFeatureProvider
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory
+from automl_core.plugins import Plugins, load_plugins
 from automl_core.run_folder import HISTORY_FILE
+from automl_core.sources import load_dataset
 from automl_core.space import config_key
 
 
@@ -57,9 +59,17 @@ def run_folders(paths: Iterable[Path]) -> Iterator[Path]:
         yield from found
 
 
-def metadata_from_runs(paths: Iterable[Path], space: str | None = None) -> MetaData:
+def metadata_from_runs(
+    paths: Iterable[Path],
+    space: str | None = None,
+    describe: MetaFeatureProvider | None = None,
+    plugins: Plugins | None = None,
+) -> MetaData:
     """The meta-data the runs at or under ``paths`` measured. ``space``: keep only the runs
-    that searched this space (default: every run, which must then share one space)."""
+    that searched this space (default: every run, which must then share one space).
+    ``describe``: a meta-feature provider whose meta-features of each dataset (loaded again
+    by its reference) replace the ones the runs stored, e.g. learned ones (Dida) that the
+    runs did not compute."""
     cells, spaces, metrics, used = _Cells(), set(), set(), 0
     for folder in run_folders(paths):
         with RunHistory(folder / HISTORY_FILE) as history:
@@ -88,6 +98,12 @@ def metadata_from_runs(paths: Iterable[Path], space: str | None = None) -> MetaD
             f"the runs measured {len(metrics)} metrics ({', '.join(sorted(map(str, metrics)))}):"
             " their losses cannot share a table"
         )
+    if describe is not None:
+        plugins = plugins or load_plugins()
+        for dataset in cells.datasets:
+            data = load_dataset(plugins, dataset)
+            values = describe.compute(data.X, data.y, data.task)
+            cells.datasets[dataset] = {str(k): float(v) for k, v in values.items()}
     return _table(cells, spaces.pop(), metrics.pop(), used)
 
 

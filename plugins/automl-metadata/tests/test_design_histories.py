@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from automl_core.cli import main as automl
-from automl_core.contracts import SearchContext
+from automl_core.contracts import MetaFeatureProvider, SearchContext
 from automl_core.errors import AutoMLError
 from automl_core.metastore import load_metadata
 from automl_core.recipe import parse_recipe
@@ -107,6 +107,15 @@ def test_runs_become_a_table_of_datasets_by_configurations(runs):
         k = column[str(sorted(config.items()))]
         mean = (one.performance[0, j] + two.performance[0, two.configs.index(config)]) / 2
         assert metadata.performance[0, k] == pytest.approx(mean)
+
+
+def test_another_provider_can_describe_the_datasets_again(runs):
+    class Sizes(MetaFeatureProvider):
+        def compute(self, X, y, task):
+            return {"rows": float(len(X)), "classes": float(len(set(y)))}
+
+    metadata = metadata_from_runs([runs], describe=Sizes())
+    assert metadata.metafeatures.loc["sklearn:wine"].to_dict() == {"rows": 178.0, "classes": 3.0}
 
 
 def test_automl_data_build_writes_a_folder_the_folder_source_reads(runs, tmp_path, capsys):
