@@ -147,7 +147,8 @@ class TensorOboe(MetaDataSource):
     folds of DeepPipe's ``tasks_index``; configurations ``{"candidate": j}`` in the pool
     ``"tensor-oboe"`` (37 encoding columns, five stages), described by the algorithm and
     hyper-parameters of each stage from ``classification.json``; ``metafeatures`` the two
-    sizes Oboe's wheel records for the datasets it has them for (``n_rows``, ``n_columns``).
+    sizes Oboe's wheel records for the datasets it has them for (``NumberOfInstances``,
+    ``NumberOfFeatures``).
     ``info["init_ids"]`` maps each fold's datasets to DeepPipe's five warm-start pipelines for
     when that fold is tested.
     """
@@ -155,8 +156,9 @@ class TensorOboe(MetaDataSource):
     package = DEEPPIPE_PACKAGE
     #: Oboe's package names the datasets: the DeepPipe file gives row numbers only.
     extra_packages = (OBOE_PACKAGE,)
-    #: 2: stage choices are the algorithms, DeepPipe's selector is in info; 3: meta-features.
-    conversion = 3
+    #: 2: stage choices are the algorithms, DeepPipe's selector is in info; 3: meta-features;
+    #: 4: the meta-features named as OpenML names them.
+    conversion = 4
     licence = LICENCE + "; the dataset ids: BSD-3-Clause (oboe, Copyright (c) 2021 Chengrun Yang)"
     provenance = (
         "DeepPipe's copy (Pineda Arango & Grabocka, KDD 2023) of the Tensor-OBOE error tensor "

@@ -9,8 +9,10 @@ Oboe (Yang et al., KDD 2019) ships the matrices it learns from inside its wheel,
   values are cross-validated *balanced error rates* (Oboe's default metric, ``oboe/util.py``).
 * ``runtime_matrix.csv`` -- the same layout, training times in seconds.
 * ``dataset_sizes.csv`` -- one row per dataset id: the number of rows and of columns Oboe
-  recorded (its runtime predictor reads them as ``[n_rows, n_columns]``). The column count is
-  Oboe's own, not always OpenML's feature count (kr-vs-kp, id 3, has 74 here).
+  recorded (its runtime predictor reads them as ``[n_rows, n_columns]``), kept as the
+  meta-features ``NumberOfInstances`` and ``NumberOfFeatures`` (OpenML's names, which the
+  hand-crafted provider gives a new dataset). The column count is Oboe's own, not always
+  OpenML's feature count (kr-vs-kp, id 3, has 74 here).
 * ``classification.json`` -- the space the models were drawn from: algorithm abbreviations
   and the values of each hyper-parameter. The 219 models are exactly its full grid.
 
@@ -71,7 +73,9 @@ COUNT_OR_FRACTION = frozenset({"min_samples_split", "min_samples_leaf"})
 #: smallest is encoded on a log10 scale (C, learning rates, split sizes), others linearly.
 LOG_SCALE_RATIO = 10.0
 
-SIZE_COLUMNS = ("n_rows", "n_columns")
+#: The sizes' names: OpenML's (and the hand-crafted provider's), so that a new dataset
+#: described by ``metafeatures: handcrafted`` is compared with Oboe's on the same columns.
+SIZE_COLUMNS = ("NumberOfInstances", "NumberOfFeatures")
 
 #: Oboe's wheel: also where Tensor-OBOE's dataset ids come from (:mod:`.deeppipe`).
 OBOE_PACKAGE = Package("oboe", "0.2.0", size_mb=53)
@@ -81,12 +85,15 @@ class Oboe(MetaDataSource):
     """Oboe's error and runtime matrices (418 datasets x 219 models) as a pool meta-dataset.
 
     ``performance`` is the balanced error rate, ``runtimes`` the training time in seconds,
-    ``metafeatures`` the two sizes Oboe recorded (``n_rows``, ``n_columns``). Configurations
+    ``metafeatures`` the two sizes Oboe recorded (as ``NumberOfInstances``,
+    ``NumberOfFeatures``). Configurations
     are ``{"candidate": j}`` in the pool ``"oboe"``, whose descriptions are the parsed column
     headers: ``{"algorithm": "AB", "hyperparameters": {...}}``.
     """
 
     package = OBOE_PACKAGE
+    #: 2: the sizes named as OpenML names them
+    conversion = 2
     licence = "BSD-3-Clause"
     provenance = (
         "Yang, Akimoto, Kim & Udell (2019), OBOE: Collaborative filtering for AutoML model "
@@ -227,7 +234,7 @@ def dataset_ids(index: pd.Index, where: str) -> list[str]:
 
 
 def read_sizes(archive: Path, datasets: list[str]) -> pd.DataFrame:
-    """``n_rows`` and ``n_columns`` per dataset, for the datasets of the matrices."""
+    """The two sizes per dataset (``SIZE_COLUMNS``), for the datasets of the matrices."""
     where = f"{archive.name}:{DATASET_SIZES}"
     frame = read_csv(archive, DATASET_SIZES, index_col=0, dtype=str)
     if frame.shape[1] != len(SIZE_COLUMNS):

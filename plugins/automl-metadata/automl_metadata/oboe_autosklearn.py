@@ -348,8 +348,8 @@ class OboeAutoSklearn(MetaDataSource):
     package = Oboe.package
     licence = Oboe.licence
     provenance = Oboe.provenance
-    #: Bump when a rule changes what it translates into.
-    conversion = 1
+    #: Bump when a rule changes what it translates into (2: Oboe's meta-features renamed).
+    conversion = 2
 
     def cache_name(self) -> str:
         """Also names the automl-sklearn version: its ranges and defaults shape the result."""

@@ -173,7 +173,7 @@ def test_split_counts_and_fractions_get_separate_columns(oboe) -> None:
 def test_metafeatures_are_the_recorded_sizes(oboe, members) -> None:
     sizes = pd.read_csv(io.BytesIO(members[FOLDER + "dataset_sizes.csv"]), index_col=0)
     features = oboe.metafeatures
-    assert list(features.columns) == ["n_rows", "n_columns"]
+    assert list(features.columns) == ["NumberOfInstances", "NumberOfFeatures"]
     assert list(features.index) == oboe.datasets
     assert features.loc["61"].tolist() == [150, 5]  # iris: 150 rows, 4 features + the class
     np.testing.assert_array_equal(features.to_numpy(), sizes.loc[[int(d) for d in oboe.datasets]])

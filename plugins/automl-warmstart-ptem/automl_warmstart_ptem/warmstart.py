@@ -132,8 +132,9 @@ class RankedPTEM(WarmStarter):
         if self.pick == "random":
             ranked, came_from = self._drawn(task, sources), "a random draw"
         else:
-            ranker = self.trained_ranker(metadata, name, table, sources, space)
             described, came_from = task_metafeatures(task, table)
+            _check_shared(described, table, came_from, name)
+            ranker = self.trained_ranker(metadata, name, table, sources, space)
             ranked = ranker.rank(table, described, sources)
         best = ranked[0][0]
         log.info("ptem: the %s picks source %r of %s", self.pick, best, name)
@@ -284,6 +285,21 @@ def with_pool(metadata: MetaData, space: SearchSpace | None, name: str) -> MetaD
         ],
     )
     return replace(metadata, configs=pool.candidates(), pool=pool)
+
+
+def _check_shared(
+    described: Mapping[str, float], table: pd.DataFrame, came_from: str, name: str
+) -> None:
+    """The target must have a finite value in some column of the sources' table: else the
+    ranker would score every source alike, from missing values only."""
+    shared = [c for c in table.columns if np.isfinite(described.get(str(c), np.nan))]
+    if not shared:
+        raise AutoMLError(
+            f"ptem: the task's meta-features ({came_from}: {', '.join(sorted(described)[:6])}"
+            f"{'...' if len(described) > 6 else ''}) share no column with those of "
+            f"{name!r} ({', '.join(map(str, table.columns[:6]))}): the ranker cannot compare "
+            "them; name a `metafeatures:` provider whose features the meta-data has"
+        )
 
 
 def _metafeature_table(metadata: MetaData, name: str) -> pd.DataFrame:

@@ -153,6 +153,9 @@ def test_what_the_warm_starter_cannot_work_with_is_said():
     starter = RankedPTEM(metadata=metadata, sources=["d0", "d1", "d7"], **LABELS)
     with pytest.raises(AutoMLError, match="2 source datasets"):
         starter.suggest(task_on("d7"), metadata.pool, None)
+    with pytest.raises(AutoMLError, match="share no column"):
+        starter = RankedPTEM(metadata=metadata, sources=SOURCES, **LABELS)
+        starter.suggest(task_on("mine", metafeatures={"other": 1.0}), metadata.pool, None)
     bare = kinds_metadata()
     bare.metafeatures = None
     with pytest.raises(AutoMLError, match="no meta-features"):
