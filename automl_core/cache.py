@@ -18,8 +18,11 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from automl_core.errors import DatasetError
 
@@ -175,3 +178,23 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+#: The entry of an arrays file that holds its JSON header.
+_HEADER = "__header__"
+
+
+def save_arrays(path: Path, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+    """Named arrays and a JSON header in one ``.npz`` file, written atomically: how trained
+    models (pre-trained embeddings, learned meta-feature networks) are kept, so that loading
+    one (:func:`load_arrays`) reads numbers and text and runs no code."""
+    entries: dict[str, Any] = {**arrays, _HEADER: np.array(json.dumps(dict(header)))}
+    write_atomically(Path(path), lambda tmp: np.savez(tmp, **entries))
+
+
+def load_arrays(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The header and the arrays :func:`save_arrays` wrote (no pickles allowed)."""
+    with np.load(Path(path), allow_pickle=False) as archive:
+        header = json.loads(str(archive[_HEADER]))
+        arrays = {name: archive[name] for name in archive.files if name != _HEADER}
+    return header, arrays

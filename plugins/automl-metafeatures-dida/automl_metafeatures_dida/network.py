@@ -32,7 +32,6 @@ runs no code.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -41,6 +40,8 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+
+from automl_core.cache import load_arrays, save_arrays
 
 #: The neighbours each point interacts with (the authors' code).
 NEIGHBOURS = 30
@@ -167,15 +168,11 @@ class DidaWeights:
 
     def save(self, path: Path) -> None:
         header = {"architecture": asdict(self.architecture), "info": self.info}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as file:
-            np.savez(file, __header__=np.array(json.dumps(header)), **self.weights)
+        save_arrays(path, header, self.weights)
 
     @classmethod
     def load(cls, path: Path) -> DidaWeights:
-        with np.load(path, allow_pickle=False) as archive:
-            header = json.loads(str(archive["__header__"]))
-            weights = {k: archive[k] for k in archive.files if k != "__header__"}
+        header, weights = load_arrays(path)
         shape = header["architecture"]
         architecture = Architecture(**{**shape, "dense": tuple(shape["dense"])})
         return cls(architecture, weights, header["info"])

@@ -23,7 +23,6 @@ A PTEM is saved as plain arrays (``.npz``) and a JSON header: loading one runs n
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -35,6 +34,7 @@ import torch
 from torch import nn
 
 from automl_core.acquisition import standardise
+from automl_core.cache import load_arrays, save_arrays
 from automl_surrogate_latent.model import DTYPE, HIDDEN, LATENT, AlgorithmEmbeddings
 
 #: Hidden units of a pairwise discriminator (the paper does not say).
@@ -108,15 +108,11 @@ class PTEM:
             "offset": self.offset,
             "info": self.info,
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as file:
-            np.savez(file, __header__=np.array(json.dumps(header)), **self.weights)
+        save_arrays(path, header, self.weights)
 
     @classmethod
     def load(cls, path: Path) -> PTEM:
-        with np.load(path, allow_pickle=False) as archive:
-            header = json.loads(str(archive["__header__"]))
-            weights = {k: archive[k] for k in archive.files if k != "__header__"}
+        header, weights = load_arrays(path)
         return cls(
             names=tuple(header["names"]),
             widths=tuple(header["widths"]),
