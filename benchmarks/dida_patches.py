@@ -11,11 +11,18 @@ network was not trained on (``automl dida train`` holds 20 % of its corpus out):
   and, as the thesis does, a trained function on them: a gradient-boosting classifier on
   the absolute differences, trained on pairs of the training datasets.
 
-(Dataset2Vec, the thesis's strongest peer, is not here yet: the ``dataset2vec`` package on
-PyPI needs pytorch-lightning.) Prints one row per method: accuracy on the held-out pairs with
-a 95 % bootstrap interval over pairs.
+- ``dataset2vec`` (with ``--peer-seconds S``): the ``dataset2vec`` package's network (its
+  default configuration; labels one-hot) trained on the same patch stream with the same loss
+  (Adam at the package's 1e-4) for ``S`` seconds of wall time, batches of 8 pairs: the
+  same training time as Dida's when ``S`` is Dida's (its checkpoint says). Install it into
+  the environment first (a peer, never a dependency):
+  ``pip install --no-deps dataset2vec pytorch-lightning lightning-utilities torchmetrics``
+  and ``pip install pydantic``.
 
-    python benchmarks/dida_patches.py --pairs 200 --train-pairs 600
+Prints one row per method: accuracy on the held-out pairs with a 95 % bootstrap interval
+over pairs.
+
+    python benchmarks/dida_patches.py --pairs 400 --train-pairs 1000 --peer-seconds 740
 """
 
 from __future__ import annotations
@@ -26,11 +33,12 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import torch
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from automl_metafeatures.provider import HandcraftedMetaFeatures
 from automl_metafeatures_dida.network import Architecture, Patch
-from automl_metafeatures_dida.patches import Training, judged_right, sample_pairs
+from automl_metafeatures_dida.patches import Training, distance, judged_right, sample_pairs
 from automl_metafeatures_dida.train import load_tables, train
 
 
@@ -40,6 +48,7 @@ def main() -> None:
     parser.add_argument("--train-pairs", type=int, default=600, help="pairs the baseline learns")
     parser.add_argument("--steps", type=int, default=1000, help="Dida's training steps")
     parser.add_argument("--groups", default="all", help="hand-crafted groups (all, autosklearn)")
+    parser.add_argument("--peer-seconds", type=float, help="train Dataset2Vec this long")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
@@ -67,6 +76,12 @@ def main() -> None:
     name = f"handcrafted ({args.groups}) + boosting"
     rows.append((name, judged == labels, time.monotonic() - started))
 
+    if args.peer_seconds:
+        started = time.monotonic()
+        peer, steps = train_dataset2vec([tables[d] for d in fitted], args.peer_seconds, args.seed)
+        name = f"dataset2vec ({steps} steps of 8 pairs)"
+        rows.append((name, peer_judgements(peer, test), time.monotonic() - started))
+
     print(f"{'method':<40} {'accuracy':>9} {'95% interval':>16} {'seconds':>8}")
     for name, correct, seconds in rows:
         low, high = bootstrap(correct.astype(float), rng)
@@ -90,6 +105,49 @@ def differences(describe: HandcraftedMetaFeatures, pairs) -> np.ndarray:
         first, second = of(a), of(b)
         rows.append([abs(first[name] - second.get(name, np.nan)) for name in sorted(first)])
     return np.nan_to_num(np.array(rows, dtype=float), nan=0.0)
+
+
+def dataset2vec_inputs(patch: Patch) -> tuple[torch.Tensor, torch.Tensor]:
+    """A patch as Dataset2Vec reads it: features, and the labels one-hot."""
+    classes = int(patch.y.max()) + 1
+    return patch.x, torch.nn.functional.one_hot(patch.y, classes).float()
+
+
+def train_dataset2vec(tables, seconds: float, seed: int):
+    """The peer trained on fresh patch pairs of ``tables`` for ``seconds``."""
+    from dataset2vec.model import Dataset2Vec
+
+    torch.manual_seed(seed)
+    model = Dataset2Vec()
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-4)
+    rng, sizes = np.random.default_rng(seed), Training().sizes
+    started, steps = time.monotonic(), 0
+    while time.monotonic() - started < seconds:
+        pairs = sample_pairs(tables, 8, sizes, rng, 1)
+        optimiser.zero_grad()
+        distances = torch.stack(
+            [
+                distance(model(*dataset2vec_inputs(a)), model(*dataset2vec_inputs(b)))
+                for a, b, _ in pairs
+            ]
+        )
+        labels = torch.tensor([label for _, _, label in pairs])
+        log_other = torch.log((-torch.expm1(-distances)).clamp_min(1e-12))
+        loss = -(labels * -distances + (1 - labels) * log_other).mean()
+        loss.backward()
+        optimiser.step()
+        steps += 1
+    return model.eval(), steps
+
+
+def peer_judgements(model, pairs) -> np.ndarray:
+    with torch.no_grad():
+        same = [
+            float(distance(model(*dataset2vec_inputs(a)), model(*dataset2vec_inputs(b))))
+            < np.log(2)
+            for a, b, _ in pairs
+        ]
+    return np.array(same) == np.array([bool(label) for _, _, label in pairs])
 
 
 def bootstrap(values: np.ndarray, rng: np.random.Generator, draws: int = 2000) -> tuple:
