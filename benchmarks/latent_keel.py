@@ -11,8 +11,7 @@ paper and Bandit BO do; SMAC's random forest by its joint local search:
   its two size meta-features; the target's own OpenML entry is never a source), the task
   described by the hand-crafted meta-features;
 - ``latent``: without pre-training; ``independent-gp``: one GP per classifier;
-- ``recipe`` (the base recipe, which ``automl ablate`` always runs): SMAC's random forest;
-  ``random``: random search.
+- ``smbo:rf`` (the base recipe itself): SMAC's random forest; ``random``: random search.
 
 The first ``latent+ranker`` cell measures the ranker's labels (BO runs on the meta-data's
 table) and caches them; the cells after it reuse them. ``automl compare`` prints the ranks.
@@ -51,7 +50,7 @@ def main() -> None:
     base.write_text(yaml.safe_dump(base_recipe(args), sort_keys=False))
     automl = str(Path(sys.executable).parent / "automl")
     command = [automl, "ablate", str(base), "--suite", str(suite), "--seeds", str(args.seeds)]
-    command += ["--out", str(args.out / "ablation")]
+    command += ["--out", str(args.out / "ablation"), "--base-label", "smbo:rf"]
     for label, change in variants(args).items():
         command += ["--variant", f"{label} {json.dumps(change)}"]
     subprocess.run(command, check=True)

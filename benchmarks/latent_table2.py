@@ -10,7 +10,8 @@ estimators), with the same seeds:
 - ``latent+random-ptem``: from a source drawn at random among the same sources;
 - ``latent``: without pre-training;
 - ``independent-gp``: one GP per algorithm, nothing shared (Bandit BO's surrogate);
-- ``smbo:gp``: one GP on the space's encoding; ``smbo:rf``: SMAC's random forest;
+- ``smbo:gp``: one GP on the space's encoding; ``smbo:rf`` (the base recipe itself):
+  SMAC's random forest;
 - ``random``: random search.
 
 (The paper's RB-SMAC and the ranker baselines
@@ -82,6 +83,8 @@ def main() -> None:
         str(args.seeds),
         "--out",
         str(args.out / "ablation"),
+        "--base-label",
+        "smbo:rf",
     ]
     for label, change in variants(args).items():
         if not args.only or label in args.only:
@@ -153,7 +156,6 @@ def variants(args: argparse.Namespace) -> dict[str, dict]:
         "latent": {"search.surrogate": "latent"},
         "independent-gp": {"search.surrogate": "independent-gp"},
         "smbo:gp": {"search.surrogate": "gp"},
-        "smbo:rf": {"search.surrogate": "rf"},
         "random": {"search": {"strategy": "random"}},
     }
 

@@ -134,14 +134,19 @@ def parse_vary(values: Sequence[str]) -> list[tuple[str, list[str]]]:
 
 
 def make_variants(
-    varied: Sequence[tuple[str, list[str]]], peers: Sequence[str], named: Sequence[str] = ()
+    varied: Sequence[tuple[str, list[str]]],
+    peers: Sequence[str],
+    named: Sequence[str] = (),
+    base_label: str = "recipe",
 ) -> list[Variant]:
-    """Every combination of the varied values (the recipe itself when nothing is varied),
-    then one variant per ``named`` variant (see :func:`parse_variant`), then one per peer."""
+    """Every combination of the varied values (the recipe itself, labelled ``base_label``,
+    when nothing is varied), then one variant per ``named`` variant (see
+    :func:`parse_variant`), then one per peer."""
     keys = [key for key, _ in varied]
     variants = [
         Variant(
-            " ".join(f"{key}={value}" for key, value in zip(keys, values, strict=True)) or "recipe",
+            " ".join(f"{key}={value}" for key, value in zip(keys, values, strict=True))
+            or base_label,
             tuple(zip(keys, values, strict=True)),
         )
         for values in itertools.product(*(options for _, options in varied))
@@ -484,6 +489,7 @@ def ablate(
     cell_time: float | None = None,
     plugins: Plugins | None = None,
     on_cell: Callable[[dict[str, Any], bool], None] | None = None,
+    base_label: str = "recipe",
 ) -> AblationSummary:
     """Run the grid of ``base`` x ``varied`` (+ ``named`` variants, + ``peers``) x ``tasks``
     x ``seeds`` into
@@ -491,11 +497,12 @@ def ablate(
     ``cell_executor`` (default: in this process for one job, else ``processes``), each
     stopped after ``cell_time`` seconds by executors that enforce limits (default: twice the
     recipe's wall time plus two minutes; none without a wall time). ``on_cell(row,
-    skipped)`` is told every cell's row as it is known."""
+    skipped)`` is told every cell's row as it is known. ``base_label``: the label of the
+    recipe's own variant (when nothing is varied)."""
     started = time.monotonic()
     plugins = plugins or load_plugins()
     out_dir = Path(out_dir)
-    variants = make_variants(varied, peers, named)
+    variants = make_variants(varied, peers, named, base_label)
     cells = plan_cells(variants, tasks, seeds)
     check_cells(base, cells, plugins)
     _check_plan(out_dir, base, variants)

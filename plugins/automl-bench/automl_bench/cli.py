@@ -41,6 +41,13 @@ def configure_ablate(ablate_cmd: argparse.ArgumentParser) -> None:
         "(repeatable)",
     )
     ablate_cmd.add_argument(
+        "--base-label",
+        default="recipe",
+        metavar="LABEL",
+        help="the label of the recipe's own variant (default: recipe), e.g. 'smbo:rf' when "
+        "the named variants are its alternatives",
+    )
+    ablate_cmd.add_argument(
         "--peer",
         action="append",
         default=[],
@@ -128,6 +135,7 @@ def cmd_ablate(args: argparse.Namespace) -> int:
         varied=parse_vary(args.vary),
         peers=args.peer,
         named=args.variant,
+        base_label=args.base_label,
         tasks=tasks,
         seeds=list(range(args.seeds)),
         jobs=args.jobs,

@@ -148,6 +148,10 @@ def test_named_variants_each_change_the_base_recipe_on_their_own() -> None:
     assert recipes["+caruana"]["search"] == recipes["recipe"]["search"]
     assert recipes["smbo"]["search"] == {"strategy": "smbo", "surrogate": "rf"}
     assert recipes["+auto"]["task"]["resampling"] == "auto"
+    relabelled = make_variants([], [], ["gp {search.surrogate: gp}"], base_label="smbo:rf")
+    assert [v.label for v in relabelled] == ["smbo:rf", "gp"]
+    with pytest.raises(AutoMLError, match="same label"):
+        make_variants([], [], ["recipe {search.surrogate: gp}"])
     for raw in recipes.values():
         parse_recipe(raw)
 
