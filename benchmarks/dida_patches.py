@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 
 from automl_metafeatures.provider import HandcraftedMetaFeatures
 from automl_metafeatures_dida.network import Architecture, Patch
-from automl_metafeatures_dida.patches import Training, distance, judged_right, sample_pairs
+from automl_metafeatures_dida.patches import Training, judged_right, pair_loss, sample_pairs
 from automl_metafeatures_dida.train import load_tables, train
 
 
@@ -80,7 +81,7 @@ def main() -> None:
         started = time.monotonic()
         peer, steps = train_dataset2vec([tables[d] for d in fitted], args.peer_seconds, args.seed)
         name = f"dataset2vec ({steps} steps of 8 pairs)"
-        rows.append((name, peer_judgements(peer, test), time.monotonic() - started))
+        rows.append((name, judged_right(peer, test), time.monotonic() - started))
 
     print(f"{'method':<40} {'accuracy':>9} {'95% interval':>16} {'seconds':>8}")
     for name, correct, seconds in rows:
@@ -107,47 +108,35 @@ def differences(describe: HandcraftedMetaFeatures, pairs) -> np.ndarray:
     return np.nan_to_num(np.array(rows, dtype=float), nan=0.0)
 
 
-def dataset2vec_inputs(patch: Patch) -> tuple[torch.Tensor, torch.Tensor]:
-    """A patch as Dataset2Vec reads it: features, and the labels one-hot."""
-    classes = int(patch.y.max()) + 1
-    return patch.x, torch.nn.functional.one_hot(patch.y, classes).float()
+def dataset2vec_embedding(model) -> Callable[[Patch], torch.Tensor]:
+    """The peer's network as an embedding of a patch: features, and the labels one-hot."""
+
+    def embed(patch: Patch) -> torch.Tensor:
+        classes = int(patch.y.max()) + 1
+        return model(patch.x, torch.nn.functional.one_hot(patch.y, classes).float())
+
+    return embed
 
 
 def train_dataset2vec(tables, seconds: float, seed: int):
-    """The peer trained on fresh patch pairs of ``tables`` for ``seconds``."""
+    """The peer's embedding trained on fresh patch pairs of ``tables`` for ``seconds``, with
+    Dida's loss (:func:`pair_loss`); and how many steps it took."""
     from dataset2vec.model import Dataset2Vec
 
     torch.manual_seed(seed)
     model = Dataset2Vec()
+    embed = dataset2vec_embedding(model)
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-4)
     rng, sizes = np.random.default_rng(seed), Training().sizes
     started, steps = time.monotonic(), 0
     while time.monotonic() - started < seconds:
         pairs = sample_pairs(tables, 8, sizes, rng, 1)
         optimiser.zero_grad()
-        distances = torch.stack(
-            [
-                distance(model(*dataset2vec_inputs(a)), model(*dataset2vec_inputs(b)))
-                for a, b, _ in pairs
-            ]
-        )
-        labels = torch.tensor([label for _, _, label in pairs])
-        log_other = torch.log((-torch.expm1(-distances)).clamp_min(1e-12))
-        loss = -(labels * -distances + (1 - labels) * log_other).mean()
-        loss.backward()
+        pair_loss(embed, pairs).backward()
         optimiser.step()
         steps += 1
-    return model.eval(), steps
-
-
-def peer_judgements(model, pairs) -> np.ndarray:
-    with torch.no_grad():
-        same = [
-            float(distance(model(*dataset2vec_inputs(a)), model(*dataset2vec_inputs(b))))
-            < np.log(2)
-            for a, b, _ in pairs
-        ]
-    return np.array(same) == np.array([bool(label) for _, _, label in pairs])
+    model.eval()
+    return embed, steps
 
 
 def bootstrap(values: np.ndarray, rng: np.random.Generator, draws: int = 2000) -> tuple:

@@ -22,6 +22,11 @@ from automl_metafeatures_dida.network import Dida, Patch
 
 #: A dataset as training reads it: numeric features (n x d, finite) and labels.
 Table = tuple[np.ndarray, np.ndarray]
+#: Two patches and 1.0 when they come from one dataset, else 0.0.
+Pair = tuple[Patch, Patch, float]
+#: What patch identification trains and judges: a patch to a vector (Dida, or a peer's
+#: network wrapped to read a patch).
+Embedding = Callable[[Patch], torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,7 @@ def sample_patch(
 
 def sample_pairs(
     tables: Sequence[Table], pairs: int, sizes: PatchSizes, rng: np.random.Generator, k: int
-) -> list[tuple[Patch, Patch, float]]:
+) -> list[Pair]:
     """``pairs`` patch pairs, half of one dataset (label 1), half of two (label 0)."""
     if len(tables) < 2:
         raise ValueError("patch identification needs at least 2 datasets")
@@ -61,32 +66,35 @@ def sample_pairs(
     return drawn
 
 
-def pair_loss(network: Dida, pairs: Sequence[tuple[Patch, Patch, float]]) -> torch.Tensor:
+def distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """‖a - b‖, with a gradient where a = b too (a norm's is undefined at 0)."""
+    return torch.sqrt(((a - b) ** 2).sum() + 1e-12)
+
+
+def pair_distances(embed: Embedding, pairs: Sequence[Pair]) -> torch.Tensor:
+    """Per pair, the distance between its two patches' embeddings."""
+    return torch.stack([distance(embed(a), embed(b)) for a, b, _ in pairs])
+
+
+def pair_loss(embed: Embedding, pairs: Sequence[Pair]) -> torch.Tensor:
     """The mean binary cross-entropy of p = exp(-distance) against the pairs' labels."""
-    distances = torch.stack(
-        [torch.linalg.vector_norm(network(a) - network(b)) for a, b, _ in pairs]
-    )
+    distances = pair_distances(embed, pairs)
     labels = torch.tensor([label for _, _, label in pairs])
     log_same = -distances
     log_other = torch.log((-torch.expm1(-distances)).clamp_min(1e-12))
     return -(labels * log_same + (1 - labels) * log_other).mean()
 
 
-def distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """‖a - b‖, with a gradient where a = b too (a norm's is undefined at 0)."""
-    return torch.sqrt(((a - b) ** 2).sum() + 1e-12)
-
-
-def judged_right(network: Dida, pairs: Sequence[tuple[Patch, Patch, float]]) -> np.ndarray:
-    """Per pair, whether the network judges it right (one dataset's when p > 1/2)."""
+def judged_right(embed: Embedding, pairs: Sequence[Pair]) -> np.ndarray:
+    """Per pair, whether it is judged right (one dataset's when p > 1/2)."""
     with torch.no_grad():
-        same = [float(distance(network(a), network(b))) < np.log(2) for a, b, _ in pairs]
-    return np.array(same) == np.array([bool(label) for _, _, label in pairs])
+        same = pair_distances(embed, pairs).numpy() < np.log(2)
+    return same == np.array([bool(label) for _, _, label in pairs])
 
 
-def accuracy(network: Dida, pairs: Sequence[tuple[Patch, Patch, float]]) -> float:
+def accuracy(embed: Embedding, pairs: Sequence[Pair]) -> float:
     """The share of pairs judged right."""
-    return float(np.mean(judged_right(network, pairs)))
+    return float(np.mean(judged_right(embed, pairs)))
 
 
 @dataclass(frozen=True)
