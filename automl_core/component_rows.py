@@ -10,6 +10,11 @@ the shared latent space's per-algorithm embeddings) need the same three things f
   :meth:`~automl_core.space.VectorSpace.blocks`, read without decoding where the space allows
   (a pipeline space's choice columns, a pool's table);
 - :func:`numeric_ranges`: on a pool, the (low, high) each numeric column is scaled from.
+
+And what strategies that treat one stage's components apart (smbo's initial design and
+acquisition per algorithm, a fixed design's defaults per algorithm) need:
+:func:`stage_position` (a stage by name, the last by default) and :func:`components_alone`
+(the space restricted to each component of a stage).
 """
 
 from __future__ import annotations
@@ -67,6 +72,32 @@ class NetworkInputs:
                 scaled = (values - low) / (high - low) if high > low else values - low
                 out[:, start] = np.where(active, np.clip(scaled, 0.0, 1.0), 0.0)
         return out
+
+
+def stage_position(blocks: EncodingBlocks, name: str | None, what: str) -> int:
+    """The position of the stage ``name`` among ``blocks``' stages; None: the last, where
+    pipelines put their model. ``what`` names the parameter in the error (``smbo:
+    initial_stage``)."""
+    names = [stage.name for stage in blocks.stages]
+    if name is None:
+        return len(names) - 1
+    if name not in names:
+        raise ValueError(
+            f"{what} {name!r} is not a stage of the space; its stages are {', '.join(names)}"
+        )
+    return names.index(name)
+
+
+def components_alone(space: VectorSpace, stage: str) -> dict[str, VectorSpace]:
+    """Each component of ``stage``, in order, with the space restricted to it; a component
+    the space cannot offer alone (a pool with none of its candidates offered) is left out."""
+    alone = {}
+    for component in space.blocks().stage(stage).names:
+        try:
+            alone[component] = space.restrict(include={stage: [component]})
+        except ValueError:
+            continue
+    return alone
 
 
 def numeric_ranges(space: VectorSpace) -> dict[int, tuple[float, float]]:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from automl_core.component_rows import components_alone, stage_position
 from automl_core.contracts import SearchContext, SearchStrategy
 from automl_core.errors import InvalidConfigurationError
 from automl_core.space import SearchSpace, vector_space
@@ -80,20 +81,11 @@ class FixedDesign(SearchStrategy):
         typed = vector_space(space)
         if not self.defaults or typed is None:
             return []
-        stages = typed.blocks().stages
-        names = [stage.name for stage in stages]
-        stage = self.stage if self.stage is not None else names[-1]
-        if stage not in names:
-            raise ValueError(
-                f"design: stage {stage!r} is not a stage of the space; its stages are "
-                f"{', '.join(names)}"
-            )
+        blocks = typed.blocks()
+        stage = blocks.stages[stage_position(blocks, self.stage, "design: stage")].name
         configs = []
-        for component in stages[names.index(stage)].names:
-            try:
-                default = typed.restrict(include={stage: [component]}).default()
-            except ValueError:  # the space cannot offer the component alone
-                continue
+        for alone in components_alone(typed, stage).values():
+            default = alone.default()
             if default is not None:
                 configs.append(typed.validate(default))
         return configs

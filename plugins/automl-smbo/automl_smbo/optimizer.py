@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from automl_core.acquisition import Score, best_first, rank_pool
-from automl_core.component_rows import ComponentSelector
+from automl_core.component_rows import ComponentSelector, components_alone, stage_position
 from automl_core.space import VectorSpace
 
 __all__ = ["LocalSearch", "PerComponentSearch", "Ranked", "Score", "best_first", "rank_pool"]
@@ -114,48 +114,49 @@ class PerComponentSearch:
     ) -> None:
         self.stage, self.starts = stage, starts
         self.max_steps, self.neighbours_per_number = max_steps, neighbours_per_number
-        self._alone: dict[str, VectorSpace | None] | None = None
+        #: per space searched: its selector, the stage's position, its components alone
+        self._prepared: dict[int, tuple[ComponentSelector, int, dict[str, VectorSpace]]] = {}
 
     def rank(
         self, space: VectorSpace, score: Score, starts: np.ndarray, rng: np.random.Generator
     ) -> Ranked:
         """``starts``: observed rows, best first (each climbs within its own component)."""
-        selector = ComponentSelector(space, "smbo")
-        position = [s.name for s in selector.blocks.stages].index(self.stage)
-        components = selector.blocks.stages[position].names
-        alone = self._restricted(space, components)
+        selector, position, alone = self._prepare(space)
+        names = selector.blocks.stages[position].names
         start_components = selector(starts)[:, position] if len(starts) else np.empty(0)
         rows, scores, origins = [], [], []
-        for index, name in enumerate(components):
-            if alone[name] is None:
-                continue
-            drawn = space.encode(alone[name].sample(rng, self.starts))
+        for name, restricted in alone.items():
+            index = names.index(name)
+            drawn = space.encode(restricted.sample(rng, self.starts))
             own = starts[start_components == index][:2] if len(starts) else starts
             climbers = np.vstack([own, drawn]) if len(own) else drawn
+            climber_scores = score(climbers)
 
             def keeps(candidates: np.ndarray, index: int = index) -> np.ndarray:
                 return selector(candidates)[:, position] == index
 
             climbed = climb(
-                space, score, climbers, rng, self.max_steps, self.neighbours_per_number, keeps
+                space,
+                score,
+                climbers,
+                rng,
+                self.max_steps,
+                self.neighbours_per_number,
+                keeps,
+                climber_scores,
             )
             rows += [drawn, *climbed.rows]
-            scores += [score(drawn), *climbed.scores]
+            scores += [climber_scores[len(own) :], *climbed.scores]
             origins += ["random"] * len(drawn) + ["local"] * sum(len(r) for r in climbed.rows)
         return Ranked.of(np.vstack(rows), np.concatenate(scores), origins, rng)
 
-    def _restricted(
-        self, space: VectorSpace, components: tuple[str, ...]
-    ) -> dict[str, VectorSpace | None]:
-        """Per component, the space restricted to it (None: the space cannot offer it)."""
-        if self._alone is None:
-            self._alone = {}
-            for name in components:
-                try:
-                    self._alone[name] = space.restrict(include={self.stage: [name]})
-                except ValueError:
-                    self._alone[name] = None
-        return self._alone
+    def _prepare(self, space: VectorSpace) -> tuple[ComponentSelector, int, dict[str, VectorSpace]]:
+        """What :meth:`rank` reads of ``space``, derived once per space."""
+        if id(space) not in self._prepared:
+            selector = ComponentSelector(space, "smbo")
+            position = stage_position(selector.blocks, self.stage, "smbo: acquisition_stage")
+            self._prepared[id(space)] = (selector, position, components_alone(space, self.stage))
+        return self._prepared[id(space)]
 
 
 @dataclass(frozen=True)
@@ -174,12 +175,14 @@ def climb(
     max_steps: int,
     neighbours_per_number: int,
     keeps: Callable[[np.ndarray], np.ndarray] | None = None,
+    climber_scores: np.ndarray | None = None,
 ) -> Climbed:
     """Greedy ascent of the acquisition: each step scores the neighbours of every climber at
     once (those ``keeps`` accepts, when given) and moves each climber to its best neighbour
-    while that improves its score, for at most ``max_steps`` steps."""
+    while that improves its score, for at most ``max_steps`` steps. ``climber_scores``: the
+    climbers' scores when the caller has them."""
     climbers = climbers.copy()
-    climber_scores = score(climbers)
+    climber_scores = score(climbers) if climber_scores is None else climber_scores.copy()
     rows, scores = [], []
     for _ in range(max_steps):
         neighbourhoods = []

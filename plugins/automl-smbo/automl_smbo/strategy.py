@@ -21,6 +21,7 @@ from automl_core.acquisition import (
     prepared_surrogate,
     rank_pool,
 )
+from automl_core.component_rows import components_alone, stage_position
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
 from automl_core.space import PoolSpace, VectorSpace, require_vector_space
 from automl_core.trial import Candidate, Config, Result, Trial
@@ -129,13 +130,9 @@ class SMBO(SearchStrategy):
         pool, which is scored whole)."""
         if self.acquisition_stage is None or self.pool is not None:
             return None
-        names = [stage.name for stage in self.space.blocks().stages]
-        stage = names[-1] if self.acquisition_stage == "last" else self.acquisition_stage
-        if stage not in names:
-            raise ValueError(
-                f"smbo: acquisition_stage {stage!r} is not a stage of the space; its stages "
-                f"are {', '.join(names)} (or 'last')"
-            )
+        name = None if self.acquisition_stage == "last" else self.acquisition_stage
+        blocks = self.space.blocks()
+        stage = blocks.stages[stage_position(blocks, name, "smbo: acquisition_stage")].name
         search = self.local_search
         return PerComponentSearch(
             stage, self.component_starts, search.max_steps, search.neighbours_per_number
@@ -159,20 +156,10 @@ class SMBO(SearchStrategy):
         initial stage, component by component (a component the space cannot sample alone,
         e.g. a pool with none of its candidates offered, is skipped)."""
         assert self.initial_per_component is not None
-        stages = self.space.blocks().stages
-        names = [stage.name for stage in stages]
-        stage = self.initial_stage if self.initial_stage is not None else names[-1]
-        if stage not in names:
-            raise ValueError(
-                f"smbo: initial_stage {stage!r} is not a stage of the space; its stages are "
-                f"{', '.join(names)}"
-            )
+        blocks = self.space.blocks()
+        stage = blocks.stages[stage_position(blocks, self.initial_stage, "smbo: initial_stage")]
         queue = []
-        for component in stages[names.index(stage)].names:
-            try:
-                alone = self.space.restrict(include={stage: [component]})
-            except ValueError:
-                continue
+        for alone in components_alone(self.space, stage.name).values():
             configs = alone.sample(self.rng, self.initial_per_component)
             queue += [Candidate(self.space.validate(c), origin="initial") for c in configs]
         return queue
