@@ -111,7 +111,7 @@ def targets(metadata, args: argparse.Namespace) -> list[dict[str, str]]:
     pool = [
         d
         for d in metadata.splits[args.target_split]
-        if d in described and not too_easy(metadata.performance[metadata.datasets.index(d)])
+        if d in described and not too_easy(metadata.performance[metadata.row(d)])
     ]
     drawn = np.random.default_rng(0).permutation(len(pool))[: args.targets]
     return [{"benchmark": BENCHMARK, "dataset": pool[i]} for i in sorted(drawn)]
