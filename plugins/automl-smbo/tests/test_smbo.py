@@ -302,14 +302,20 @@ def test_the_acquisition_is_maximised_in_every_component_and_ranked_together():
     assert models[0] == "smooth"  # the best of all, over components
 
 
-def test_smbo_with_per_component_acquisition_beats_random_on_a_pipeline_space():
+def test_smbo_with_per_component_acquisition_beats_random_on_a_pipeline_space(monkeypatch):
     space = pipeline_space()
+    searched = []
+    rank = PerComponentSearch.rank
+    monkeypatch.setattr(
+        PerComponentSearch, "rank", lambda self, *a: searched.append(self.stage) or rank(self, *a)
+    )
     strategy = [
         min(search(SMBO(acquisition_stage="last"), space, pipeline_loss, s, 30)) for s in range(8)
     ]
     random = [min(search(RandomSearch(), space, pipeline_loss, s, 30)) for s in range(8)]
     # measured: 0.022 vs 0.082 (the joint local search: 0.022)
     assert np.mean(strategy) < np.mean(random) / 2
+    assert searched and set(searched) == {"model"}  # the model-based asks searched per model
     with pytest.raises(ValueError, match="acquisition_stage 'nope' is not a stage"):
         SMBO(acquisition_stage="nope").setup(
             SearchContext(space=space, seed=0, surrogate_factory=NeighbourSurrogate)
