@@ -57,6 +57,10 @@ class TaskSpec:
     #: The seed of the test split; ``None`` uses the recipe's ``seed``. Fixing it gives every
     #: seed of an ablation (and every system) the same training and test rows.
     split_seed: int | None = None
+    #: Search (and fit the final model) on at most this many of the training rows, a
+    #: stratified sample drawn with the split's seed: a bound on the cost of every trial
+    #: on large data. ``None``: all of them.
+    max_rows: int | None = None
     benchmark: ComponentRef | None = None
     suite: str | None = None
     #: ``resampling: auto``: the policy selector that chooses the resampling (and whether
@@ -345,6 +349,7 @@ DATASET_TASK_KEYS = (
     "resampling",
     "test_size",
     "split_seed",
+    "max_rows",
 )
 BENCHMARK_TASK_KEYS = ("benchmark", "dataset", "suite")
 
@@ -377,6 +382,9 @@ def _task(value: Any) -> TaskSpec:
         split_seed = int(
             _number("task.split_seed", split_seed, low=0, high=2**31 - 1, integer=True)
         )
+    max_rows = data.get("max_rows")
+    if max_rows is not None:
+        max_rows = int(_number("task.max_rows", max_rows, low=10, high=2**31 - 1, integer=True))
     target = data.get("target")
     return TaskSpec(
         dataset=_string("task.dataset", data["dataset"]),
@@ -391,6 +399,7 @@ def _task(value: Any) -> TaskSpec:
         policy=_policy(data.get("resampling")),
         test_size=test_size,
         split_seed=split_seed,
+        max_rows=max_rows,
     )
 
 

@@ -336,7 +336,26 @@ def load_task_data(
         )
     split_seed = recipe.seed if recipe.task.split_seed is None else recipe.task.split_seed
     train, test = split_test(dataset, recipe.task.test_size, split_seed)
+    if recipe.task.max_rows is not None:
+        train = sample_rows(train, recipe.task.max_rows, split_seed)
     return dataset, train, test, metric
+
+
+def sample_rows(dataset: Dataset, max_rows: int, seed: int) -> Dataset:
+    """At most ``max_rows`` of the dataset's rows, a seeded sample (stratified for
+    classification, every class kept when it can be), in their original order."""
+    if dataset.n_rows <= max_rows:
+        return dataset
+    stratify = dataset.y if dataset.task == "classification" else None
+    try:
+        kept, _ = train_test_split(
+            np.arange(dataset.n_rows), train_size=max_rows, random_state=seed, stratify=stratify
+        )
+    except ValueError:  # more classes than rows kept, or a class of one row
+        kept, _ = train_test_split(
+            np.arange(dataset.n_rows), train_size=max_rows, random_state=seed
+        )
+    return _rows(dataset, np.sort(kept), f"{max_rows} rows")
 
 
 def split_test(

@@ -13,10 +13,10 @@ from toy_plugin import FailingStrategy, FixedWarmStarter, toy_recipe
 from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError
 from automl_core.history import RunHistory
-from automl_core.recipe import parse_recipe
+from automl_core.recipe import RecipeError, parse_recipe
 from automl_core.run_folder import HISTORY_FILE, RunError, load_saved_model
 from automl_core.runner import run
-from automl_core.tasks import split_test
+from automl_core.tasks import load_task_data, split_test
 
 
 def history_of(run_dir):
@@ -274,3 +274,18 @@ def test_a_strategy_is_never_set_up_on_a_space_kind_it_does_not_claim(tmp_path):
         run(parse_recipe(toy_recipe(search="pools-only")), tmp_path / "run", plugins=plugins)
     assert caught.value.path == "search.strategy"
     assert not (tmp_path / "run" / HISTORY_FILE).exists()
+
+
+def test_max_rows_searches_a_stratified_sample_and_leaves_the_test_rows_alone(plugins, tmp_path):
+    task = {"dataset": "sklearn:breast_cancer", "test_size": 0.25, "max_rows": 100}
+    recipe = parse_recipe(toy_recipe(task=task))
+    _, train, test, _ = load_task_data(recipe, plugins)
+    assert train.n_rows == 100 and test is not None and test.n_rows == 143
+    full_share = np.mean(load_breast_cancer().target)
+    assert abs(np.mean(train.y) - full_share) < 0.02  # stratified
+    again = load_task_data(recipe, plugins)[1]
+    assert again.X.equals(train.X)  # seeded
+    summary = run(recipe, tmp_path / "run", plugins=plugins)
+    assert summary.n_trials == 6 and summary.test_scores["balanced_accuracy"] > 0.8
+    with pytest.raises(RecipeError, match=r"task\.max_rows"):
+        parse_recipe(toy_recipe(task={**task, "max_rows": 2}))

@@ -7,6 +7,7 @@ A suite is a YAML document, registered by a plugin (``register_suites``) or give
     tasks:
       - keel:australian                  # a dataset, as task.dataset would name it
       - {dataset: keel:german, test_size: 0.3, split_seed: 0}
+      - {dataset: keel:letter, max_rows: 3000}   # search a stratified sample of 3,000 rows
       - {benchmark: pmf, dataset: "1049"}   # one dataset of a table-lookup benchmark
       - {benchmark: pmf, split: test}       # every dataset of a benchmark's split
 
@@ -29,7 +30,7 @@ from automl_core.plugins import Plugins
 
 SUITE_KEYS = ("description", "defaults", "tasks")
 #: What a dataset entry may set of the recipe's task (its metric and resampling stay).
-DATASET_ENTRY_KEYS = ("dataset", "target", "type", "test_size", "split_seed")
+DATASET_ENTRY_KEYS = ("dataset", "target", "type", "test_size", "split_seed", "max_rows")
 BENCHMARK_ENTRY_KEYS = ("benchmark", "dataset", "split")
 
 

@@ -114,8 +114,16 @@ def test_a_key_varied_twice_is_refused() -> None:
 
 def test_a_cell_recipe_takes_the_variant_the_suite_task_and_the_seed() -> None:
     variant = Variant("search.strategy=smbo", (("search.strategy", "smbo"),))
-    task = SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3, "split_seed": 7})
+    suite = parse_suite(
+        "s",
+        {
+            "defaults": {"max_rows": 500},
+            "tasks": [{"dataset": "keel:wine", "test_size": 0.3, "split_seed": 7}],
+        },
+    )
+    (task,) = suite_tasks(suite, load_plugins())
     raw = cell_recipe(RECIPE, Cell(variant, task, 3))
+    assert parse_recipe(raw).task.max_rows == 500
     assert raw["search"] == {"strategy": "smbo", "surrogate": "rf"}
     assert raw["task"] == {
         "metric": "balanced_accuracy",
@@ -123,6 +131,7 @@ def test_a_cell_recipe_takes_the_variant_the_suite_task_and_the_seed() -> None:
         "dataset": "keel:wine",
         "test_size": 0.3,
         "split_seed": 7,
+        "max_rows": 500,
     }
     assert raw["seed"] == 3
     lookup = SuiteTask("pmf:1049", {"benchmark": "pmf", "dataset": "1049"})
