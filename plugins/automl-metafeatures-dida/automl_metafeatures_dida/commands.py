@@ -1,15 +1,21 @@
-"""``automl dida train`` and ``automl dida list``: train Dida on patch identification into the
-cache (what ``metafeatures: dida`` then loads), and list the cached networks."""
+"""``automl dida train`` and ``automl dida list``: train Dida into the cache (on patch
+identification: what ``metafeatures: dida`` loads by default; or on configuration ranking over
+meta-data, optionally from the patch-trained network), and list the cached networks."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING, Any
 
 from automl_core.hookspecs import RegisterCommand
 
+if TYPE_CHECKING:  # torch loads only when a command runs
+    from automl_metafeatures_dida.network import Architecture, DidaWeights
+
 HELP = {
-    "train": "train Dida on patch identification (default: KEEL's 43 datasets) and cache it",
+    "train": "train Dida on patch identification (default: KEEL's 43 datasets) or on "
+    "configuration ranking (--metadata) and cache it",
     "list": "the cached Dida networks: corpus, validation accuracy, steps, time",
 }
 
@@ -25,6 +31,18 @@ def _configure_train(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--second", type=int, default=32, help="2nd invariant layer (0: 1L)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    parser.add_argument(
+        "--metadata",
+        help="train on configuration ranking over this meta-data (a source name or a folder "
+        "such as the one `automl data build` writes; its datasets must be loadable)",
+    )
+    parser.add_argument(
+        "--from-patches",
+        action="store_true",
+        help="with --metadata: start from the network patch identification trains with the "
+        "same --datasets/--second/--seed and --patch-steps (trained first if not cached)",
+    )
+    parser.add_argument("--patch-steps", type=int, default=1000, help="with --from-patches")
 
 
 def _configure_list(parser: argparse.ArgumentParser) -> None:
@@ -39,20 +57,60 @@ def _train(args: argparse.Namespace) -> int:
     def progress(step: int, loss: float) -> None:
         print(f"step {step}: loss {loss:.4f}", flush=True)
 
-    weights = train(
-        args.datasets or None,
-        Architecture(second=args.second),
-        Training(steps=args.steps, seed=args.seed),
+    architecture = Architecture(second=args.second)
+    if args.metadata is None or args.from_patches:
+        weights = train(
+            args.datasets or None,
+            architecture,
+            Training(steps=args.patch_steps if args.metadata else args.steps, seed=args.seed),
+            threads=args.threads,
+            progress=progress,
+        )
+        _report(weights.info, "patch identification")
+    if args.metadata is not None:
+        weights = _train_ranking(args, architecture, weights if args.from_patches else None)
+        _report(weights.info, "configuration ranking")
+    return 0
+
+
+def _train_ranking(
+    args: argparse.Namespace, architecture: Architecture, start: DidaWeights | None
+) -> DidaWeights:
+    from automl_core.errors import AutoMLError
+    from automl_core.metastore import resolve_metadata
+    from automl_core.plugins import load_plugins
+    from automl_core.space import pipeline_space
+    from automl_metafeatures_dida.ranking import RankingTraining
+    from automl_metafeatures_dida.train import train_ranking
+
+    def progress(step: int, loss: float) -> None:
+        print(f"step {step}: loss {loss:.4f}", flush=True)
+
+    plugins = load_plugins()
+    metadata = resolve_metadata(args.metadata, None, plugins=plugins)
+    if not metadata.space:
+        raise AutoMLError(f"dida: meta-data {args.metadata!r} names no space for its configs")
+    space = pipeline_space(plugins.create("space", metadata.space))
+    if space is None:
+        raise AutoMLError(f"dida: {metadata.space!r} is not a pipeline space")
+    settings = RankingTraining(steps=args.steps, seed=args.seed)
+    return train_ranking(
+        metadata,
+        space,
+        architecture,
+        settings,
+        start=start,
         threads=args.threads,
         progress=progress,
     )
-    info = weights.info
+
+
+def _report(info: dict[str, Any], task: str) -> None:
     print(
         f"network {info['key']}: {info['steps']} steps in {info['seconds']:.0f} s on "
-        f"{len(info['trained_on'])} datasets; patch identification on "
+        f"{len(info['trained_on'])} datasets; {task} on "
         f"{len(info['validation'])} held-out datasets: {info['validation_accuracy']:.1%}"
     )
-    return 0
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -61,6 +119,7 @@ def _list(args: argparse.Namespace) -> int:
     rows = [
         {
             "file": str(path),
+            "task": weights.info.get("task", "patches"),
             "datasets": len(weights.info.get("trained_on", [])),
             "validation_accuracy": weights.info.get("validation_accuracy"),
             "steps": weights.info.get("steps"),
@@ -73,7 +132,7 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     for row in rows:
         print(
-            f"{row['file']}: {row['datasets']} datasets, {row['steps']} steps, "
+            f"{row['file']}: {row['task']}, {row['datasets']} datasets, {row['steps']} steps, "
             f"{row['seconds']:.0f} s, held-out accuracy {row['validation_accuracy']:.1%}"
         )
     return 0

@@ -1,5 +1,8 @@
 """Training Dida on real datasets, and the cache of trained weights.
 
+Two training tasks (thesis §5.4): patch identification (:func:`train`, on raw datasets) and
+configuration ranking (:func:`train_ranking`, on meta-data whose datasets can be loaded).
+
 The corpus is a list of dataset references (``keel:pima``, ``sklearn:iris``...; by default
 KEEL's 43 balanced classification datasets, all offline). It is split by dataset: a seeded
 ``validation`` share of the datasets is never trained on, and the patch-identification
@@ -20,8 +23,11 @@ import torch
 
 from automl_core.builtins.sources import keel_names
 from automl_core.cache import cache_dir, content_key
+from automl_core.contracts import MetaData
+from automl_core.metastore import metadata_fingerprint
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.sources import load_dataset
+from automl_core.space import VectorSpace
 from automl_metafeatures_dida.network import Architecture, Dida, DidaWeights
 from automl_metafeatures_dida.patches import (
     Table,
@@ -30,13 +36,23 @@ from automl_metafeatures_dida.patches import (
     sample_pairs,
     train_patch_identification,
 )
+from automl_metafeatures_dida.ranking import (
+    PairHead,
+    RankingTraining,
+    configuration_inputs,
+    dida_description,
+    patch_sampler,
+    ranking_accuracy,
+    ranking_examples,
+    train_configuration_ranking,
+)
 from automl_metafeatures_dida.tables import numeric_table
 
 #: Bumped when training changes in a way that makes old checkpoints wrong.
 FORMAT = 1
 #: The share of the corpus's datasets held out for validation.
 VALIDATION_SHARE = 0.2
-#: Patch pairs the validation accuracy is measured on.
+#: Patch pairs (or configuration pairs) the validation accuracy is measured on.
 VALIDATION_PAIRS = 200
 
 
@@ -128,6 +144,76 @@ def train(
             "final_loss": float(np.mean(losses[-20:])),
             "steps": training.steps,
             "seconds": seconds,
+        },
+    )
+    weights.save(path)
+    return weights
+
+
+def train_ranking(
+    metadata: MetaData,
+    space: VectorSpace,
+    architecture: Architecture | None = None,
+    settings: RankingTraining | None = None,
+    start: DidaWeights | None = None,
+    share: float = VALIDATION_SHARE,
+    threads: int | None = None,
+    progress: Callable[[int, float], None] | None = None,
+) -> DidaWeights:
+    """Dida trained on configuration ranking (task 2) over ``metadata``'s datasets (each a
+    reference the project can load, e.g. ``keel:pima``: the meta-data of ``automl data
+    build``) and configurations (of ``space``), from ``start``'s weights (e.g. a network
+    trained on patch identification) or from scratch; from the cache when it was trained
+    before with the same settings. A seeded ``share`` of the datasets is held out: the
+    pairwise ranking accuracy on them is what the checkpoint reports."""
+    settings = settings or RankingTraining()
+    architecture = start.architecture if start else architecture or Architecture()
+    key = content_key(
+        {
+            "format": FORMAT,
+            "task": "ranking",
+            "metadata": metadata_fingerprint(metadata),
+            "validation_share": share,
+            "architecture": asdict(architecture),
+            "training": asdict(settings),
+            "start": start.info.get("key") if start else None,
+        }
+    )
+    path = checkpoint_folder() / f"{key}.npz"
+    if path.exists():
+        return DidaWeights.load(path)
+    datasets = list(metadata.datasets)
+    fitted, held_out = split_corpus(datasets, share, settings.seed)
+    tables = load_tables(datasets)
+    if threads is not None:
+        torch.set_num_threads(threads)
+    torch.manual_seed(settings.seed)
+    network = start.network() if start else Dida(architecture)
+    inputs = configuration_inputs(metadata, space)
+    head = PairHead(architecture.size, inputs.shape[1])
+    started = time.monotonic()
+    losses = train_configuration_ranking(
+        head, metadata, inputs, fitted, settings, network, tables, progress=progress
+    )
+    seconds = time.monotonic() - started
+    rng = np.random.default_rng(settings.seed + 1)
+    patches = patch_sampler(network, tables, settings.sizes, rng)
+    examples = ranking_examples(metadata, held_out, VALIDATION_PAIRS, rng, patches)
+    held_out_accuracy = ranking_accuracy(
+        dida_description(network), head, torch.as_tensor(inputs), examples
+    )
+    weights = DidaWeights.of(
+        network,
+        {
+            "key": key,
+            "task": "ranking",
+            "trained_on": fitted,
+            "validation": held_out,
+            "validation_accuracy": held_out_accuracy,
+            "final_loss": float(np.mean(losses[-20:])),
+            "steps": settings.steps,
+            "seconds": seconds,
+            "start": start.info.get("key") if start else None,
         },
     )
     weights.save(path)
