@@ -12,6 +12,7 @@ from automl_metadata.commands import register_data_commands
 from automl_metadata.deeppipe import PMF, TensorOboe
 from automl_metadata.design import FixedDesign
 from automl_metadata.initial import InitialIds
+from automl_metadata.joined import JoinedMetaData
 from automl_metadata.lcdb import LCDB
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.oboe import Oboe
@@ -56,6 +57,11 @@ def register_metadata(register: RegisterFactory[MetaDataSource]) -> None:
     for name, (source, description) in SOURCES.items():
         register(name, source, description)
     register("folder", FolderMetaData, "a meta-data folder of your own (docs/data.md)")
+    register(
+        "joined",
+        JoinedMetaData,
+        "one source's losses with another's meta-features, by dataset id (oboe x lcdb)",
+    )
 
 
 @hookimpl

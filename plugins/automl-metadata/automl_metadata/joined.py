@@ -1,0 +1,76 @@
+"""The meta-data source ``joined``: one source's losses with another's meta-features.
+
+Learned meta-features (Metabu) and rankers need both a performance matrix and a description
+of each dataset, and the registry packages rarely ship both for the same datasets: Oboe has
+219 configurations' errors on 418 OpenML datasets but only their two sizes; LCDB ships 64
+OpenML meta-features per dataset. Joined by dataset id (OpenML ids, compared as text), they
+give Oboe's errors on the 89 datasets LCDB describes::
+
+    metadata: {name: joined, params: {performance: oboe, metafeatures: lcdb}}
+
+Only the datasets both sides have are kept, in the order of ``performance``; everything but
+the meta-feature table (configurations, pool, runtimes, splits restricted to the kept
+datasets) comes from ``performance``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from automl_core.contracts import MetaData
+from automl_core.metastore import is_metadata_folder, load_metadata
+
+
+class JoinedMetaData:
+    """``performance`` and ``metafeatures``: a source of automl-metadata by name (``oboe``,
+    ``lcdb``, ``pmf``...) or a meta-data folder."""
+
+    def __init__(self, performance: str, metafeatures: str) -> None:
+        self.performance, self.metafeatures = str(performance), str(metafeatures)
+
+    def load(self) -> MetaData:
+        losses, described = _load(self.performance), _load(self.metafeatures)
+        if described.metafeatures is None or described.metafeatures.empty:
+            raise ValueError(f"joined: {self.metafeatures!r} has no meta-features")
+        table = described.metafeatures.set_axis(described.metafeatures.index.astype(str), axis=0)
+        shared = [d for d in losses.datasets if str(d) in set(table.index)]
+        if not shared:
+            raise ValueError(
+                f"joined: {self.performance!r} and {self.metafeatures!r} share no dataset id "
+                f"(e.g. {losses.datasets[:3]} and {list(table.index[:3])})"
+            )
+        rows = [losses.row(d) for d in shared]
+        kept = set(shared)
+        return MetaData(
+            datasets=shared,
+            configs=losses.configs,
+            performance=losses.performance[rows],
+            metafeatures=table.loc[[str(d) for d in shared]],
+            runtimes=None if losses.runtimes is None else losses.runtimes[rows],
+            splits={k: [d for d in v if d in kept] for k, v in losses.splits.items()},
+            space=losses.space,
+            pool=losses.pool,
+            budgets=losses.budgets,
+            curves=None if losses.curves is None else np.asarray(losses.curves)[rows],
+            info={
+                "source": f"{self.performance} x {self.metafeatures}",
+                "provenance": f"{self.performance}'s losses joined with "
+                f"{self.metafeatures}'s meta-features by dataset id",
+            },
+        )
+
+
+def _load(reference: str) -> MetaData:
+    from automl_metadata.plugin import SOURCES
+
+    if reference in SOURCES:
+        return SOURCES[reference][0]().load()
+    folder = Path(reference).expanduser()
+    if is_metadata_folder(folder):
+        return load_metadata(folder)
+    raise ValueError(
+        f"joined: {reference!r} is neither a source of automl-metadata ({sorted(SOURCES)}) "
+        "nor a meta-data folder"
+    )

@@ -1,0 +1,57 @@
+"""The ``joined`` source: one meta-data's losses with another's meta-features."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from automl_core.contracts import MetaData
+from automl_core.metastore import save_metadata
+from automl_core.plugins import load_plugins
+
+
+def _folders(tmp_path):
+    losses = MetaData(
+        datasets=["1", "2", "3"],
+        configs=[{"a": 1}, {"a": 2}],
+        performance=np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]),
+        runtimes=np.ones((3, 2)),
+        splits={"train": ["1", "3"], "test": ["2"]},
+    )
+    described = MetaData(
+        datasets=["3", "1", "9"],
+        configs=[{"b": 0}],
+        performance=np.zeros((3, 1)),
+        metafeatures=pd.DataFrame({"m": [30.0, 10.0, 90.0]}, index=["3", "1", "9"]),
+    )
+    save_metadata(losses, tmp_path / "losses")
+    save_metadata(described, tmp_path / "described")
+    return str(tmp_path / "losses"), str(tmp_path / "described")
+
+
+def test_the_shared_datasets_keep_one_sides_losses_and_the_others_metafeatures(tmp_path):
+    losses, described = _folders(tmp_path)
+    plugins = load_plugins()
+    joined = plugins.create(
+        "metadata", "joined", {"performance": losses, "metafeatures": described}
+    )
+    metadata = joined.load()
+    assert metadata.datasets == ["1", "3"]
+    np.testing.assert_array_equal(metadata.performance, [[0.1, 0.2], [0.5, 0.6]])
+    assert metadata.metafeatures["m"].tolist() == [10.0, 30.0]
+    assert metadata.configs == [{"a": 1}, {"a": 2}] and metadata.runtimes.shape == (2, 2)
+    assert metadata.splits == {"train": ["1", "3"], "test": []}
+
+
+def test_sides_without_metafeatures_or_shared_datasets_are_named(tmp_path):
+    losses, described = _folders(tmp_path)
+    plugins = load_plugins()
+    with pytest.raises(ValueError, match="has no meta-features"):
+        plugins.create(
+            "metadata", "joined", {"performance": described, "metafeatures": losses}
+        ).load()
+    with pytest.raises(ValueError, match="neither a source"):
+        plugins.create(
+            "metadata", "joined", {"performance": "nowhere", "metafeatures": described}
+        ).load()

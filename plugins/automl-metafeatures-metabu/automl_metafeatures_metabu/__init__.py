@@ -1,0 +1,1 @@
+"""Metabu: meta-features learned by optimal transport (thesis ch. 6)."""
