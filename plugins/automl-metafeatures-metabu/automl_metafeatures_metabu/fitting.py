@@ -22,6 +22,7 @@ the datasets left out, the settings): fitting again with the same settings loads
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -122,6 +123,8 @@ def fit_metabu(
         {
             "format": FORMAT,
             "metadata": metadata_fingerprint(metadata),
+            # the fingerprint covers the losses and configurations, not the meta-features
+            "metafeatures": _table_fingerprint(metadata.metafeatures),
             "exclude": sorted(str(d) for d in exclude),
             "settings": asdict(settings),
             "replicates": replicates is not None,
@@ -135,6 +138,14 @@ def fit_metabu(
     if replicates is None:
         fitted.save(path)
     return fitted
+
+
+def _table_fingerprint(table: pd.DataFrame | None) -> str | None:
+    if table is None:
+        return None
+    hashed = pd.util.hash_pandas_object(table, index=True).to_numpy()
+    columns = [str(c) for c in table.columns]
+    return hashlib.sha256(hashed.tobytes() + repr(columns).encode()).hexdigest()[:16]
 
 
 def cache_folder() -> Path:

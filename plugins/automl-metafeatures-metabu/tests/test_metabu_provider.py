@@ -146,3 +146,15 @@ def test_the_provider_pickles_with_its_fitted_map():
     pd.testing.assert_frame_equal(
         restored.fitted_map().transform(table), provider.fitted_map().transform(table)
     )
+
+
+def test_other_metafeatures_for_the_same_losses_are_another_fit():
+    metadata = family()
+    first = fit_metabu(metadata, FAST)
+    shuffled = metadata.metafeatures.copy()
+    shuffled["signal"] = shuffled["signal"].to_numpy()[::-1]
+    other = MetaData(
+        metadata.datasets, metadata.configs, metadata.performance, metafeatures=shuffled
+    )
+    second = fit_metabu(other, FAST)
+    assert first.info["key"] != second.info["key"]

@@ -1,0 +1,15 @@
+"""metabu, fitted on auto-sklearn's meta-data, passes the conformance kit (automl_core.testing)
+for meta-feature providers."""
+
+import pytest
+
+from automl_core.testing import Component, parametrize_with_checks
+
+pytest.importorskip("automl_metafeatures")  # the basic (hand-crafted) provider
+
+PARAMS = {"metadata": "autosklearn", "dimension": 3}
+
+
+@parametrize_with_checks([Component("metafeature_provider", "metabu", params=PARAMS)])
+def test_conformance(component, check):
+    check(component)
