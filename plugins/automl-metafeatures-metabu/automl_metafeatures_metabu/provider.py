@@ -18,6 +18,7 @@ Both fit the same map (the cache key is the same), once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -136,16 +137,4 @@ class MetabuMetaData:
         table = source.metafeatures.set_axis(source.metafeatures.index.astype(str), axis=0)
         mapped = fitted.transform(table)
         info = {**source.info, "source": f"metabu({fitted.info.get('source', 'meta-data')})"}
-        return MetaData(
-            datasets=list(source.datasets),
-            configs=source.configs,
-            performance=source.performance,
-            metafeatures=mapped,
-            runtimes=source.runtimes,
-            splits=dict(source.splits),
-            space=source.space,
-            pool=source.pool,
-            budgets=source.budgets,
-            curves=source.curves,
-            info=info,
-        )
+        return dataclasses.replace(source, metafeatures=mapped, info=info)
