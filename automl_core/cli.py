@@ -1,5 +1,5 @@
 """The ``automl`` command: run, resume, validate, plugins, show, predict, data, ablate,
-compare.
+compare, report, dashboard.
 
 Errors the user can fix (a bad recipe, unknown name, bad data) print one clear message and
 exit with status 2; a run that stopped on a plugin error exits with 1 after saving its work.
@@ -42,7 +42,13 @@ from automl_core.validation import check_benchmark, check_recipe
 #: The commands of the core itself; any other is a plugin's (``register_commands``).
 CORE_COMMANDS = ("run", "resume", "validate", "plugins", "show", "predict")
 #: Commands that come with a distribution of their own, named when it is not installed.
-PROVIDED_BY = {"ablate": "automl-bench", "compare": "automl-bench", "data": "automl-metadata"}
+PROVIDED_BY = {
+    "ablate": "automl-bench",
+    "compare": "automl-bench",
+    "data": "automl-metadata",
+    "report": "automl-report",
+    "dashboard": "automl-report",
+}
 #: The help of command groups the core's users know; a plugin may start any other group
 #: (``"name action"``), which gets a generic help. A group exists once a plugin adds an
 #: action to it.
@@ -57,13 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     plugins = None if command in CORE_COMMANDS else load_plugins()
     parser = build_parser(plugins)
     if plugins is not None and command in PROVIDED_BY and command not in _registered(parser):
-        distribution = PROVIDED_BY[command]
-        print(
-            f"error: 'automl {command}' comes with {distribution}, which is not installed "
-            f"(or failed to load: see `automl plugins`): pip install {distribution} (in this "
-            f"repository: pip install -e plugins/{distribution})",
-            file=sys.stderr,
-        )
+        print(f"error: {missing_command(command)}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
     args.started = started
@@ -81,6 +81,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def missing_command(command: str) -> str:
+    """Why ``automl COMMAND`` is not there, and the distribution to install for it."""
+    distribution = PROVIDED_BY.get(command)
+    if distribution is None:
+        return f"no plugin provides the command 'automl {command}' (see `automl plugins`)"
+    return (
+        f"'automl {command}' comes with {distribution}, which is not installed (or failed to "
+        f"load: see `automl plugins`): pip install {distribution} (in this repository: pip "
+        f"install -e plugins/{distribution})"
+    )
+
+
+def run_plugin_command(argv: Sequence[str], plugins: Plugins | None = None) -> int:
+    """Run ``automl ARGV...`` in this process, for a command a plugin registers: how the
+    estimators' ``report()`` finds automl-report's page without the core importing a plugin.
+    A command no loaded plugin registers is an :class:`AutoMLError` naming the distribution
+    to install."""
+    parser = build_parser(plugins if plugins is not None else load_plugins())
+    if not argv or argv[0] not in _registered(parser):
+        raise AutoMLError(missing_command(argv[0] if argv else ""))
+    args = parser.parse_args(list(argv))
+    return int(args.handler(args))
+
+
 def build_parser(loaded: Plugins | None = None) -> argparse.ArgumentParser:
     """The ``automl`` parser: the core's commands, and those the ``loaded`` plugins
     register."""
@@ -94,7 +118,7 @@ def build_parser(loaded: Plugins | None = None) -> argparse.ArgumentParser:
     )
     run_cmd.add_argument("--out", type=Path, help="run folder (default: runs/<name>-<time>)")
     _add_set(run_cmd)
-    run_cmd.add_argument("--quiet", action="store_true", help="no progress display")
+    _add_progress(run_cmd)
     run_cmd.add_argument(
         "--resume", action="store_true", help="continue the interrupted run in --out"
     )
@@ -105,7 +129,7 @@ def build_parser(loaded: Plugins | None = None) -> argparse.ArgumentParser:
     )
     resume.add_argument("run_dir", type=Path)
     _add_set(resume)
-    resume.add_argument("--quiet", action="store_true", help="no progress display")
+    _add_progress(resume)
     resume.set_defaults(handler=cmd_resume)
 
     validate = commands.add_parser("validate", help="check a recipe without running it")
@@ -211,15 +235,38 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _add_progress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress display (and, when stderr is not a terminal, no line per trial)",
+    )
+    parser.add_argument(
+        "--log-every",
+        type=int,
+        default=1,
+        metavar="N",
+        help="when stderr is not a terminal, a line every N trials and at each new best "
+        "(default 1)",
+    )
+
+
+def _progress(args: argparse.Namespace) -> tuple[object, ...]:
+    """The run's progress display, or none with ``--quiet``."""
     from automl_core.progress import ProgressDisplay
 
+    if args.log_every < 1:
+        raise AutoMLError(f"--log-every must be at least 1, got {args.log_every}")
+    return () if args.quiet else (ProgressDisplay(every=args.log_every),)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
     plugins = load_plugins()
     recipe = load_recipe(args.recipe, args.overrides, plugins)
     if args.resume and args.out is None:
         raise AutoMLError("--resume needs --out RUN_DIR: the folder of the run to continue")
     out = args.out or Path("runs") / f"{recipe.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    observers = () if args.quiet else (ProgressDisplay(),)
+    observers = _progress(args)
     if recipe.task.suite is not None:
         suite = run_suite(recipe, out, plugins=plugins, observers=observers)
         print(f"suite folder: {suite.run_dir} ({len(suite.runs)} runs, {suite.elapsed:.1f}s)")
@@ -237,13 +284,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from automl_core.progress import ProgressDisplay
-
     path = args.run_dir / RECIPE_FILE
     if not path.is_file():
         raise AutoMLError(f"{args.run_dir} is not a run folder ({RECIPE_FILE} is missing)")
     recipe = load_recipe(path, args.overrides)
-    observers = () if args.quiet else (ProgressDisplay(),)
+    observers = _progress(args)
     summary = run(recipe, args.run_dir, observers=observers, resume=True, started=args.started)
     print_summary(summary)
     return exit_status(summary)

@@ -199,6 +199,24 @@ class _AutoMLEstimator(BaseEstimator):
         check_is_fitted(self, "model_")
         return self.leaderboard_.copy()
 
+    def report(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write the run's report (``automl report``: one HTML page and its figures) and
+        return the page's path: ``report/index.html`` in ``run_dir_``, or ``index.html`` in
+        ``path``. Needs a fit with ``output_dir`` (a temporary run folder is gone after
+        ``fit``) and the automl-report plugin, found through the commands plugins register,
+        as the core never imports a plugin; without it the error names what to install."""
+        check_is_fitted(self, "model_")
+        if self.run_dir_ is None:
+            raise AutoMLError(
+                "report() reads the run folder, which a fit without output_dir removes: fit "
+                "with output_dir=... to keep it"
+            )
+        from automl_core.cli import run_plugin_command
+
+        folder = Path(path) if path is not None else self.run_dir_ / "report"
+        run_plugin_command(["report", str(self.run_dir_), "--out", str(folder), "--quiet"])
+        return folder / "index.html"
+
     def _time_budget(self) -> float | None:
         """``time_budget`` in seconds, checked: it is split before anything runs."""
         budget = self.time_budget

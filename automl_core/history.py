@@ -177,10 +177,15 @@ class _Database:
     the file and what to do, instead of SQLite's own words (``database disk image is
     malformed``)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
         with self._said():
-            self.connection = sqlite3.connect(path, isolation_level=None)
+            if read_only:
+                self.connection = sqlite3.connect(
+                    _read_only_uri(path), isolation_level=None, uri=True
+                )
+            else:
+                self.connection = sqlite3.connect(path, isolation_level=None)
 
     def execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
         with self._said():
@@ -199,6 +204,15 @@ class _Database:
             yield
         except sqlite3.Error as error:
             raise HistoryError(storage_problem(self.path, error)) from error
+
+
+def _read_only_uri(path: Path) -> str:
+    """``mode=ro``: SQLite refuses every write, and a missing file is an error. A history
+    with no write-ahead log beside it has no writer (the last connection to close removes
+    the log): it is also opened ``immutable``, else reading it would leave an empty log and
+    its index beside it."""
+    live = path.with_name(f"{path.name}-wal").exists()
+    return f"{path.resolve().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
 
 
 def storage_problem(path: Path, error: sqlite3.Error) -> str:
@@ -220,10 +234,15 @@ def storage_problem(path: Path, error: sqlite3.Error) -> str:
 
 
 class RunHistory:
-    """Read and write access to ``history.sqlite`` of a run folder."""
+    """Read and write access to ``history.sqlite`` of a run folder; ``read_only`` opens an
+    existing one for reading only (a dashboard beside a live run: WAL lets it read while the
+    run writes, and it can change nothing)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        if read_only:
+            self._db = _Database(self.path, read_only=True)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = _Database(self.path)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -233,6 +252,8 @@ class RunHistory:
         for column, kind in ADDED_COLUMNS.items():
             if column not in columns:
                 self._db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
+        # MAX(tell_order) is read at every finish: without an index it scans every row
+        self._db.execute("CREATE INDEX IF NOT EXISTS trials_tell_order ON trials (tell_order)")
 
     def close(self) -> None:
         self._db.close()

@@ -1,7 +1,11 @@
-"""A live progress line for terminal runs, as a lifecycle-hook observer.
+"""What a run tells its user while it searches, as a lifecycle-hook observer.
 
-It is registered for the duration of one run by the CLI, like any plugin would be, and stays
-silent when standard error is not a terminal (CI logs, pipes).
+It is registered for the duration of one run by the CLI, like any plugin would be. On a
+terminal it draws a live progress line; when standard error is not a terminal (a batch
+job's log, CI, a pipe) a redrawn line would be noise or nothing at all, so it writes plain
+lines instead: one per trial (or per ``every`` trials, and at each new best), each with the
+time, the trial, its status, its loss and the best so far, so that the log says what
+happened. ``automl run --quiet`` registers no display at all.
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
@@ -18,11 +22,13 @@ from automl_core.hookspecs import hookimpl
 
 
 class ProgressDisplay:
-    """Trials done, best loss so far and time left."""
+    """Trials done, best loss so far and time left: a live line on a terminal, plain log
+    lines (:class:`TrialLog`) otherwise."""
 
-    def __init__(self, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, every: int = 1) -> None:
         self.console = console or Console(stderr=True)
         self.enabled = self.console.is_terminal and sys.stderr.isatty()
+        self.log = None if self.enabled else TrialLog(every=every)
         self.best = math.inf
         self.done = 0
         self.progress: Progress | None = None
@@ -30,6 +36,8 @@ class ProgressDisplay:
 
     @hookimpl
     def on_run_start(self, run: Any) -> None:
+        if self.log is not None:
+            self.log.on_run_start(run)
         if not self.enabled:
             return
         total = run.budget_trials
@@ -48,6 +56,8 @@ class ProgressDisplay:
 
     @hookimpl
     def on_trial_end(self, run: Any, trial: Any, result: Any) -> None:
+        if self.log is not None:
+            self.log.on_trial_end(run, trial, result)
         self.done += 1
         if result.ok and result.loss < self.best:
             self.best = result.loss
@@ -66,3 +76,44 @@ class ProgressDisplay:
     def on_run_end(self, run: Any, summary: Any) -> None:
         if self.progress is not None:
             self.progress.stop()
+
+
+class TrialLog:
+    """Plain lines for a log file: one when the run starts, then one per ``every`` trials
+    and one at each new best (what a reader of the log looks for first), e.g.
+    ``[   12.3s] trial 17 ok loss 0.2143 best 0.1905``. Written as each trial ends and
+    flushed, so that ``tail -f`` follows the run."""
+
+    def __init__(self, stream: TextIO | None = None, every: int = 1) -> None:
+        if every < 1:
+            raise ValueError(f"every must be at least 1, got {every}")
+        self.stream = stream
+        self.every = every
+        self.best = math.inf
+        self.done = 0
+
+    def on_run_start(self, run: Any) -> None:
+        budgets = [f"{run.budget_trials} trials" if run.budget_trials else ""]
+        budgets.append(f"{run.budget_seconds:g}s" if run.budget_seconds else "")
+        budget = ", ".join(b for b in budgets if b) or "no budget"
+        self._write(f"run {run.run_dir}: {run.dataset} ({run.task}), metric {run.metric}, {budget}")
+
+    def on_trial_end(self, run: Any, trial: Any, result: Any) -> None:
+        self.done += 1
+        improved = result.ok and result.loss < self.best
+        if improved:
+            self.best = result.loss
+        if not improved and self.done % self.every:
+            return
+        loss = f"{result.loss:.4f}" if math.isfinite(result.loss) else "-"
+        best = f"{self.best:.4f}" if math.isfinite(self.best) else "-"
+        budget = "" if trial.budget is None else f" budget {trial.budget:.4g}"
+        seconds = time.time() - run.started_at
+        self._write(
+            f"[{seconds:8.1f}s] trial {trial.id}{budget} {result.status.value} "
+            f"loss {loss} best {best}"
+        )
+
+    def _write(self, line: str) -> None:
+        stream = self.stream or sys.stderr  # looked up late: pytest swaps it per test
+        print(line, file=stream, flush=True)

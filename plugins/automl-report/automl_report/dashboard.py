@@ -1,0 +1,126 @@
+"""``automl dashboard``: the run's page served on the loopback address while the run writes.
+
+The history is the only source and is only read (opened read-only); the page is drawn into
+a temporary folder, never into the run folder. A request finds the page drawn again when
+the history changed since the last drawing (its size and modification time, and its
+write-ahead log's: :func:`~automl_report.reading.history_stamp`), at most once every
+``min_interval`` seconds, so that a fast run does not keep the server drawing; the page
+reloads itself every few seconds (a meta refresh: no script)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from automl_report.reading import history_path, history_stamp
+from automl_report.render import PAGE_FILE, render_report
+
+#: The only addresses the dashboard listens on: a run's history (its configurations,
+#: errors and tracebacks) is not for the network.
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".png": "image/png"}
+
+
+class LivePage:
+    """The page of one run folder, drawn again when its history changed."""
+
+    def __init__(self, run_dir: Path, refresh_seconds: int = 5, min_interval: float = 1.0):
+        history_path(run_dir)  # a folder without a history is refused before serving
+        self.run_dir = Path(run_dir)
+        self.refresh_seconds = refresh_seconds
+        self.min_interval = min_interval
+        self.root = Path(tempfile.mkdtemp(prefix="automl-dashboard-"))
+        self.current: Path | None = None
+        self.stamp: tuple[int, ...] | None = None
+        self.drawn_at = -float("inf")
+        self.drawings = 0
+        self._lock = threading.Lock()
+
+    def folder(self) -> Path:
+        """The folder of the latest drawing, drawn again first when the history changed
+        (and the last drawing is at least ``min_interval`` old)."""
+        with self._lock:
+            stamp = history_stamp(self.run_dir)
+            due = time.monotonic() - self.drawn_at >= self.min_interval
+            if self.current is None or (stamp != self.stamp and due):
+                self._draw(stamp)
+            assert self.current is not None
+            return self.current
+
+    def _draw(self, stamp: tuple[int, ...]) -> None:
+        self.drawings += 1
+        folder = self.root / f"page-{self.drawings}"
+        render_report(self.run_dir, folder, live=True, refresh_seconds=self.refresh_seconds)
+        previous, self.current = self.current, folder
+        self.stamp, self.drawn_at = stamp, time.monotonic()
+        if previous is not None:  # the one before stays for a browser still loading it
+            older = self.root / f"page-{self.drawings - 2}"
+            shutil.rmtree(older, ignore_errors=True)
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def make_server(live: LivePage, host: str = "127.0.0.1", port: int = 8050) -> ThreadingHTTPServer:
+    """A threading HTTP server for ``live`` on a loopback address (any other is refused)."""
+    if host not in LOOPBACK:
+        raise ValueError(f"the dashboard listens only on a loopback address, not {host!r}")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # http.server's name
+            name = self.path.split("?", 1)[0].lstrip("/") or PAGE_FILE
+            suffix = Path(name).suffix
+            if "/" in name or suffix not in CONTENT_TYPES:
+                self.send_error(HTTPStatus.NOT_FOUND)
+                return
+            try:
+                body = (live.folder() / name).read_bytes()
+            except FileNotFoundError:
+                self.send_error(HTTPStatus.NOT_FOUND)
+                return
+            except Exception as error:  # a damaged history: say it on the page
+                self.send_error(HTTPStatus.INTERNAL_SERVER_ERROR, str(error)[:200])
+                return
+            self.send_response(HTTPStatus.OK)
+            self.send_header("Content-Type", CONTENT_TYPES[suffix])
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass  # one line per image request would drown the terminal
+
+    server_class = ThreadingHTTPServer
+    if ":" in host:
+        import socket
+
+        class IPv6Server(ThreadingHTTPServer):
+            address_family = socket.AF_INET6
+
+        server_class = IPv6Server
+    return server_class((host, port), Handler)
+
+
+def serve(
+    run_dir: Path, port: int = 8050, host: str = "127.0.0.1", refresh_seconds: int = 5
+) -> None:
+    """Serve the page until interrupted (Ctrl-C)."""
+    live = LivePage(run_dir, refresh_seconds)
+    server = make_server(live, host, port)
+    address = server.server_address
+    shown = f"[{address[0]}]" if ":" in str(address[0]) else address[0]
+    print(f"serving {run_dir} on http://{shown}:{address[1]}/ (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        server.server_close()
+        live.close()
