@@ -1,19 +1,21 @@
 """``automl dashboard``: the run's page served on the loopback address while the run writes.
 
 The history is the only source and is only read (opened read-only); the page is drawn into
-a temporary folder, never into the run folder. A request finds the page drawn again when
-the history changed since the last drawing (its size and modification time, and its
-write-ahead log's: :func:`~automl_report.reading.history_stamp`), at most once every
-``min_interval`` seconds, so that a fast run does not keep the server drawing; the page
-reloads itself every few seconds (a meta refresh: no script)."""
+a temporary folder, never into the run folder. A request for the page finds it drawn again
+when the history changed since the last drawing (the size and modification time of the
+history, of its write-ahead log and of the summary:
+:func:`~automl_report.reading.history_stamp`); a request for a figure never draws, so a page
+costs one drawing at most, however fast the run writes. The page reloads itself every few
+seconds (a meta refresh: no script).
+"""
 
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 import tempfile
 import threading
-import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,25 +32,23 @@ CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".png": "image/png"}
 class LivePage:
     """The page of one run folder, drawn again when its history changed."""
 
-    def __init__(self, run_dir: Path, refresh_seconds: int = 5, min_interval: float = 1.0):
+    def __init__(self, run_dir: Path, refresh_seconds: int = 5) -> None:
         history_path(run_dir)  # a folder without a history is refused before serving
         self.run_dir = Path(run_dir)
         self.refresh_seconds = refresh_seconds
-        self.min_interval = min_interval
         self.root = Path(tempfile.mkdtemp(prefix="automl-dashboard-"))
         self.current: Path | None = None
         self.stamp: tuple[int, ...] | None = None
-        self.drawn_at = -float("inf")
         self.drawings = 0
         self._lock = threading.Lock()
 
-    def folder(self) -> Path:
-        """The folder of the latest drawing, drawn again first when the history changed
-        (and the last drawing is at least ``min_interval`` old)."""
+    def folder(self, redraw: bool = True) -> Path:
+        """The folder of the latest drawing; with ``redraw``, drawn again first when the
+        history changed since (figures are asked with ``redraw=False``: they belong to the
+        page already sent)."""
         with self._lock:
             stamp = history_stamp(self.run_dir)
-            due = time.monotonic() - self.drawn_at >= self.min_interval
-            if self.current is None or (stamp != self.stamp and due):
+            if self.current is None or (redraw and stamp != self.stamp):
                 self._draw(stamp)
             assert self.current is not None
             return self.current
@@ -58,7 +58,7 @@ class LivePage:
         folder = self.root / f"page-{self.drawings}"
         render_report(self.run_dir, folder, live=True, refresh_seconds=self.refresh_seconds)
         previous, self.current = self.current, folder
-        self.stamp, self.drawn_at = stamp, time.monotonic()
+        self.stamp = stamp
         if previous is not None:  # the one before stays for a browser still loading it
             older = self.root / f"page-{self.drawings - 2}"
             shutil.rmtree(older, ignore_errors=True)
@@ -80,7 +80,7 @@ def make_server(live: LivePage, host: str = "127.0.0.1", port: int = 8050) -> Th
                 self.send_error(HTTPStatus.NOT_FOUND)
                 return
             try:
-                body = (live.folder() / name).read_bytes()
+                body = (live.folder(redraw=name == PAGE_FILE) / name).read_bytes()
             except FileNotFoundError:
                 self.send_error(HTTPStatus.NOT_FOUND)
                 return
@@ -114,6 +114,8 @@ def serve(
     """Serve the page until interrupted (Ctrl-C)."""
     live = LivePage(run_dir, refresh_seconds)
     server = make_server(live, host, port)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up as Ctrl-C does
     address = server.server_address
     shown = f"[{address[0]}]" if ":" in str(address[0]) else address[0]
     print(f"serving {run_dir} on http://{shown}:{address[1]}/ (Ctrl-C to stop)", flush=True)
@@ -124,3 +126,7 @@ def serve(
     finally:
         server.server_close()
         live.close()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

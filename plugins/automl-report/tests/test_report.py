@@ -7,7 +7,10 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from automl_core.cli import main
+from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
 from automl_core.run_folder import HISTORY_FILE
 from automl_report.importance import hyperparameter_importance
@@ -161,3 +164,34 @@ def test_the_report_command(random_run, tmp_path, capsys):
     assert (out / "anytime.png").is_file()
     assert main(["report", str(tmp_path / "nothing")]) == 2
     assert "is not a run folder (no history.sqlite)" in capsys.readouterr().err
+
+
+def test_the_estimator_writes_the_same_page(tmp_path):
+    pytest.importorskip("automl_sklearn")
+    from sklearn.datasets import load_iris
+
+    from automl_core import AutoMLClassifier
+
+    X, y = load_iris(return_X_y=True)
+    recipe = {
+        "name": "estimator",
+        "task": {"dataset": "memory:iris", "metric": "balanced_accuracy"},
+        "space": {
+            "name": "autosklearn-classification",
+            "params": {"include": {"classifier": ["decision_tree", "lda"]}},
+        },
+        "search": "random",
+        "budget": {"trials": 4},
+        "seed": 0,
+    }
+    model = AutoMLClassifier(recipe, time_budget=None, max_trials=4, output_dir=tmp_path)
+    page = model.fit(X, y).report()
+    assert page == model.run_dir_ / "report" / "index.html"
+    text = page.read_text()
+    assert '<span id="trial-count">4</span>' in text and "Leaderboard" in text
+    assert (page.parent / "anytime.png").is_file()
+    elsewhere = model.report(tmp_path / "page")
+    assert elsewhere == tmp_path / "page" / "index.html" and elsewhere.is_file()
+    unkept = AutoMLClassifier(recipe, time_budget=None, max_trials=2).fit(X, y)
+    with pytest.raises(AutoMLError, match="fit with output_dir"):
+        unkept.report()

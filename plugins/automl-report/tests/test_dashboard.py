@@ -1,0 +1,125 @@
+"""The live dashboard in a real browser: a run writes its history in another process,
+``automl dashboard`` serves its folder, and headless Chromium loads the page twice: the
+trial count it shows has grown in between, and a screenshot is taken.
+
+Chromium comes from the distribution's packages (Debian: ``apt-get install chromium``;
+``.ci/run`` installs it on a fresh machine); the test is skipped, saying so, only where no
+Chromium can be found."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from automl_core.history import HistoryError, RunHistory
+from automl_core.run_folder import HISTORY_FILE
+from automl_report.dashboard import LivePage, make_server
+
+CHROMIUM = next(
+    (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None
+)
+#: Long enough for any machine to get there; the test ends as soon as it has what it needs.
+PATIENCE = 240.0
+RECIPE = {
+    "name": "live",
+    "task": {"dataset": "sklearn:iris", "metric": "accuracy"},
+    "space": {
+        "name": "autosklearn-classification",
+        "params": {"include": {"classifier": ["decision_tree", "k_nearest_neighbors", "lda"]}},
+    },
+    "search": "random",
+    "executor": "sequential",
+    "budget": {"trials": 2000, "wall_time": 600},
+    "seed": 0,
+}
+
+
+def wait_for(condition, what: str):
+    """Poll ``condition`` until it returns something true; fail after :data:`PATIENCE`."""
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"gave up waiting for {what}")
+
+
+def stored_trials(run_dir: Path) -> int:
+    try:
+        with RunHistory(run_dir / HISTORY_FILE, read_only=True) as history:
+            return history.count()
+    except HistoryError:  # not created yet
+        return 0
+
+
+def chromium(*arguments: str) -> str:
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", *arguments]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout
+
+
+def shown_count(url: str) -> int:
+    dom = chromium("--dump-dom", url)
+    match = re.search(r'<span id="trial-count">(\d+)</span>', dom)
+    assert match, dom[:500]
+    return int(match.group(1))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)")
+def test_the_dashboard_grows_while_the_run_writes(tmp_path):
+    pytest.importorskip("automl_sklearn")
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(yaml.safe_dump(RECIPE))
+    run_dir = tmp_path / "run"
+    automl = [sys.executable, "-m", "automl_core.cli"]
+    running = subprocess.Popen(
+        [*automl, "run", str(recipe), "--out", str(run_dir), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    dashboard = None
+    try:
+        wait_for(lambda: stored_trials(run_dir) >= 1, "the run's first trial")
+        dashboard = subprocess.Popen(
+            [*automl, "dashboard", str(run_dir), "--port", "0", "--refresh", "2"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert dashboard.stdout is not None
+        serving = dashboard.stdout.readline()  # "serving RUN_DIR on http://127.0.0.1:PORT/"
+        url = re.search(r"http://127\.0\.0\.1:\d+/", serving)
+        assert url, serving
+        first = shown_count(url.group(0))
+        assert first >= 1
+        wait_for(lambda: stored_trials(run_dir) > first, "a trial stored after the first load")
+        second = shown_count(url.group(0))
+        assert second > first
+        screenshot = tmp_path / "dashboard.png"
+        chromium(f"--screenshot={screenshot}", "--window-size=1280,900", url.group(0))
+        assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert running.poll() is None  # the run was live all along
+        assert not (run_dir / "report").exists()  # the dashboard wrote nothing there
+    finally:
+        for process in (dashboard, running):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=60)
+
+
+def test_the_dashboard_listens_only_on_loopback(tmp_path):
+    with RunHistory(tmp_path / HISTORY_FILE) as history:
+        history.set_meta("metric", "accuracy")
+    live = LivePage(tmp_path)
+    try:
+        with pytest.raises(ValueError, match="only on a loopback address"):
+            make_server(live, host="0.0.0.0", port=0)
+    finally:
+        live.close()
