@@ -36,8 +36,10 @@ MIN_TRIALS = 10
 #: runs (a 5,000-trial history); the importances of the last 1,000 describe where the
 #: search ended up.
 MAX_TRIALS = 1000
-TREES = 60
-REPEATS = 5
+TREES = 50
+REPEATS = 3
+#: At most this many hyper-parameters are permuted: those the forest splits on most.
+MAX_MEASURED = 20
 BUDGET = "(budget)"
 
 
@@ -53,6 +55,9 @@ class Importance:
     r2: float
     oob_r2: float
     trials: int
+    #: Hyper-parameters that vary among the trials (those not in ``names`` were not
+    #: measured: the forest splits on them little or not at all).
+    columns: int = 0
 
 
 def encode(configs: Sequence[dict], budgets: Sequence[float | None]) -> tuple[np.ndarray, list]:
@@ -85,7 +90,6 @@ def hyperparameter_importance(trials: Sequence[StoredTrial], seed: int = 0) -> I
     """The importances for the run's successful trials, None with fewer than
     :data:`MIN_TRIALS` or when every loss is the same."""
     from sklearn.ensemble import RandomForestRegressor
-    from sklearn.inspection import permutation_importance
 
     usable = [t for t in trials if t.ranks][-MAX_TRIALS:]
     losses = np.array([t.loss for t in usable], dtype=float)
@@ -97,17 +101,53 @@ def hyperparameter_importance(trials: Sequence[StoredTrial], seed: int = 0) -> I
         return None
     X, names = X[:, varying], [names[j] for j in varying]
     forest = RandomForestRegressor(
-        n_estimators=TREES, min_samples_leaf=2, oob_score=True, random_state=seed, n_jobs=1
+        n_estimators=TREES,
+        max_features=0.5,
+        min_samples_leaf=2,
+        oob_score=True,
+        random_state=seed,
+        n_jobs=1,
     ).fit(X, losses)
-    permuted = permutation_importance(
-        forest, X, losses, n_repeats=REPEATS, random_state=seed, n_jobs=1
-    )
-    order = np.argsort(-permuted.importances_mean, kind="stable")
+    # a column no tree splits on has an importance of exactly 0; of the others, those the
+    # forest splits on most (impurity decrease) are measured, at most MAX_MEASURED
+    split_on = np.flatnonzero(forest.feature_importances_ > 0)
+    measured = split_on[np.argsort(-forest.feature_importances_[split_on], kind="stable")]
+    measured = measured[:MAX_MEASURED]
+    drops = _permutation_drops(forest, X, losses, measured, np.random.default_rng(seed))
+    order = np.argsort(-drops.mean(axis=1), kind="stable")
     return Importance(
-        names=[names[j] for j in order],
-        mean=[float(permuted.importances_mean[j]) for j in order],
-        std=[float(permuted.importances_std[j]) for j in order],
+        names=[names[measured[j]] for j in order],
+        mean=[float(drops[j].mean()) for j in order],
+        std=[float(drops[j].std()) for j in order],
         r2=float(forest.score(X, losses)),
         oob_r2=float(forest.oob_score_) if math.isfinite(forest.oob_score_) else math.nan,
         trials=len(usable),
+        columns=len(names),
     )
+
+
+def _permutation_drops(
+    forest, X: np.ndarray, y: np.ndarray, columns: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """The drop of R² when each of ``columns`` is shuffled, :data:`REPEATS` times each
+    (rows: columns). The trees are asked directly (``tree_.predict`` on float32 rows, what
+    the forest's own ``predict`` averages), which skips the input checks that each of the
+    hundreds of ``predict`` calls would repeat: 20 times faster on a long run."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    trees = [estimator.tree_ for estimator in forest.estimators_]
+
+    def r2(rows: np.ndarray) -> float:
+        predicted = np.mean(
+            [tree.predict(rows).reshape(len(rows), -1)[:, 0] for tree in trees], axis=0
+        )
+        return 1.0 - float(np.sum((y - predicted) ** 2)) / float(np.sum((y - y.mean()) ** 2))
+
+    baseline = r2(X)
+    drops = np.zeros((len(columns), REPEATS))
+    for i, column in enumerate(columns):
+        kept = X[:, column].copy()
+        for repeat in range(REPEATS):
+            X[:, column] = rng.permutation(kept)
+            drops[i, repeat] = baseline - r2(X)
+        X[:, column] = kept
+    return drops

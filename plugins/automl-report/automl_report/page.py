@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from automl_core.cli import describe_warm_start
-from automl_report.figures import STATUS_COLOURS
+from automl_report.figures import STATUS_COLOURS, short_name
 from automl_report.importance import Importance
 from automl_report.reading import RunRecord
 from automl_report.sections import (
@@ -428,7 +428,8 @@ def _importance(content: PageContent) -> str:
         return _section("importance", title, _missing(content.importance_note))
     imp = content.importance
     rows = [
-        f"<tr>{_td(name)}{_td(f'{m:.4f}', True)}{_td(f'{s:.4f}', True)}</tr>"
+        f'<tr><td title="{_e(name)}">{_e(short_name(name))}</td>'
+        f"{_td(f'{m:.4f}', True)}{_td(f'{s:.4f}', True)}</tr>"
         for name, m, s in list(zip(imp.names, imp.mean, imp.std, strict=True))[:20]
     ]
     figure = _img(content, content.importance_png) if content.importance_png else ""
@@ -438,7 +439,10 @@ def _importance(content: PageContent) -> str:
         f"drops when one hyper-parameter's values are shuffled. The surrogate's R² on those "
         f"trials is {imp.r2:.2f}, out of bag {imp.oob_r2:.2f}: importances of a surrogate that "
         "predicts badly mean little. It explains the surrogate in the region the search "
-        "visited; conditional and correlated hyper-parameters share credit."
+        "visited; conditional and correlated hyper-parameters share credit. Measured: the "
+        f"{len(imp.names)} of the {imp.columns} varying hyper-parameters the forest splits on "
+        "most (one it never splits on has no importance); names shortened to their last two "
+        "parts (hover for the whole)."
     )
     table = _table(["hyper-parameter", "R² drop", "spread"], rows)
     return _section("importance", title, f'<div class="grid">{figure}{table}</div>{note}')

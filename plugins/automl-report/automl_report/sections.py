@@ -82,9 +82,10 @@ def model_stage(config: Mapping[str, Any]) -> str | None:
 
 
 def algorithm(config: Mapping[str, Any]) -> str:
-    """The learning algorithm of a configuration (``"-"`` when it names none)."""
-    stage = model_stage(config)
-    return chosen_components(config)[stage] if stage else "-"
+    """The learning algorithm of a configuration (``"-"`` when it names none): the model's
+    stage's component, which :func:`_choices` puts last."""
+    choices = _choices(config)
+    return choices[-1][1] if choices else "-"
 
 
 def pipeline_text(config: Mapping[str, Any]) -> str:

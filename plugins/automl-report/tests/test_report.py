@@ -13,7 +13,7 @@ from automl_core.cli import main
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
 from automl_core.run_folder import HISTORY_FILE
-from automl_report.importance import hyperparameter_importance
+from automl_report.importance import encode, hyperparameter_importance
 from automl_report.render import render_report
 from automl_report.sections import chosen_components, hyperparameters
 
@@ -118,7 +118,9 @@ def test_halving_run_page_shows_rungs_and_promotions(halving_run, tmp_path):
     assert "brackets: not recorded by this run" in fidelity
     assert "Permutation importance" in section(text, "importance")
     importance = hyperparameter_importance(trials)
-    assert importance is not None and "(budget)" in importance.names  # told the budget
+    assert importance is not None and importance.trials == sum(t.ranks for t in trials)
+    _, columns = encode([t.trial.config for t in trials], [t.trial.budget for t in trials])
+    assert "(budget)" in columns  # the importance surrogate is told each trial's budget
 
 
 def test_table_lookup_run_page(lookup_run, tmp_path):
