@@ -34,7 +34,7 @@ def draw_anytime(curve: Anytime, metric: str, path: Path) -> Path:
     """Best loss so far against seconds and against trials, every trial a point coloured by
     status; a failed trial (no loss) is drawn as a cross above the highest loss."""
     plt = _pyplot()
-    figure, axes = plt.subplots(1, 2, figsize=(11, 3.8), dpi=DPI, sharey=True)
+    figure, axes = plt.subplots(1, 2, figsize=(12, 3.8), dpi=DPI, sharey=True)
     losses = np.array(curve.loss, dtype=float)
     finite = losses[np.isfinite(losses)]
     ceiling = (finite.max() + 0.05 * (np.ptp(finite) or 1.0)) if len(finite) else 1.0
@@ -69,8 +69,9 @@ def draw_anytime(curve: Anytime, metric: str, path: Path) -> Path:
     if len(finite):
         margin = 0.05 * (np.ptp(finite) or 1.0)
         axes[0].set_ylim(finite.min() - margin, ceiling + margin)
-    axes[1].legend(loc="upper right", fontsize=8, framealpha=0.85)
-    figure.subplots_adjust(left=0.07, right=0.99, bottom=0.13, top=0.97, wspace=0.04)
+    # beside the plots, not on them: failures are drawn along the top, where a legend sits
+    axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    figure.subplots_adjust(left=0.07, right=0.88, bottom=0.13, top=0.97, wspace=0.04)
     return _save(figure, path)
 
 
@@ -112,11 +113,12 @@ def draw_importance(importance: Importance, path: Path, top: int = 15) -> Path:
     return _save(figure, path)
 
 
-def short_name(name: str) -> str:
+def short_name(name: str, width: int = 40) -> str:
     """A hyper-parameter's last two name parts (``rescaling:__choice__``,
-    ``minority_coalescer:minimum_fraction``): auto-sklearn's full names run to 100
-    characters."""
-    return ":".join(name.split(":")[-2:])
+    ``minority_coalescer:minimum_fraction``), at most ``width`` characters (the start cut):
+    auto-sklearn's full names run to 100 characters."""
+    short = ":".join(name.split(":")[-2:])
+    return short if len(short) <= width else "…" + short[-(width - 1) :]
 
 
 def _leave_room_for(figure, labels: Sequence[str], fontsize: float = 10) -> None:

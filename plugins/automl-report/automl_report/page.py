@@ -278,7 +278,7 @@ def _final_model(record: RunRecord) -> str:
             f"{_td(_num(stored.loss) if stored else '-', True)}"
             f"{_td(pipeline_text(stored.trial.config) if stored else '-')}</tr>"
         )
-    facts = [(k, _compact(v)) for k, v in choice.items() if k not in ("members",)]
+    facts = [(k, _compact(v)) for k, v in choice.items() if k != "members" and v is not None]
     if summary.get("dropped_members"):
         facts.append(("left out (too slow to refit)", _compact(summary["dropped_members"])))
     if summary.get("refit_seconds") is not None:
@@ -392,7 +392,7 @@ def _tree(content: PageContent) -> str:
     finite = [x for n in content.tree for x in n.losses if math.isfinite(x)]
     worst = max(finite, default=1.0)
     rows = []
-    shown = [n for n in content.tree if len(n.path) <= 2 or n.on_best_path][:120]
+    shown = _tree_rows(content.tree)
     for node in shown:
         depth = len(node.path)
         label = "root" if not node.path else node.path[-1]
@@ -410,8 +410,8 @@ def _tree(content: PageContent) -> str:
         "k stages; visits: the finished trials below it; value: the median of their losses "
         "(a failure counting as the worst loss), as Mosaic values its nodes. &#9733; marks "
         "the path to the best pipeline. 'From tree search': trials the tree proposed (the "
-        "others came from the initial design or the warm start). Shown: depth 1 and 2 and "
-        "the best path."
+        "others came from the initial design or the warm start). Shown: every learning "
+        f"algorithm, the next stage under the {EXPANDED} most visited, and the best path."
     )
     caveat = _missing(
         "the strategy's own tree (which nodes it expanded, its priors): "
@@ -420,6 +420,22 @@ def _tree(content: PageContent) -> str:
     )
     header = ["node", "stage", "visits", "median loss", "from tree search"]
     return _section("tree", "Tree search (Mosaic)", _table(header, rows) + note + caveat)
+
+
+#: Under how many of the most visited learning algorithms the tree shows the next stage.
+EXPANDED = 3
+
+
+def _tree_rows(tree: Sequence[TreeNode]) -> list[TreeNode]:
+    """The nodes worth a row, in depth-first order: the root, every depth-1 node, the
+    depth-2 nodes under the :data:`EXPANDED` most visited depth-1 nodes, and the best path."""
+    first = sorted((n for n in tree if len(n.path) == 1), key=lambda n: (-n.visits, n.path))
+    opened = {n.path for n in first[:EXPANDED]}
+    return [
+        n
+        for n in tree
+        if len(n.path) <= 1 or n.on_best_path or (len(n.path) == 2 and n.path[:1] in opened)
+    ]
 
 
 def _importance(content: PageContent) -> str:
