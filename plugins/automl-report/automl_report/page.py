@@ -38,6 +38,7 @@ main{padding:8px 28px 40px;max-width:1250px}
 section{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:10px 18px;
 margin:14px 0}
 h2{font-size:1.1em;margin:6px 0 10px;color:#1f3a5f}
+h3{font-size:.98em;margin:14px 0 6px;color:#1f3a5f}
 table{border-collapse:collapse;font-size:.86em}
 th,td{border-bottom:1px solid #e4e7eb;padding:3px 9px;text-align:left;vertical-align:top}
 th{background:#f0f2f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
