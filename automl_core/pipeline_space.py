@@ -23,6 +23,8 @@ from ConfigSpace import (
     ForbiddenEqualsClause,
     OrdinalHyperparameter,
 )
+from ConfigSpace.configuration import ROUND_PLACES
+from ConfigSpace.hyperparameters import FloatHyperparameter
 from ConfigSpace.util import change_hp_value
 
 from automl_core.errors import InvalidConfigurationError
@@ -247,7 +249,8 @@ class PipelineSpace:
         return {stage: component.name for stage, (component, _) in chosen.items()}
 
     def sample(self, rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
-        return [plain_config(c) for c in self._sample_configurations(rng, n)]
+        vectors = [c.get_array() for c in self._sample_configurations(rng, n)]
+        return self._plain_rows(np.asarray(vectors, dtype=float).reshape(len(vectors), -1))
 
     def _sample_configurations(self, rng: np.random.Generator, n: int) -> list[Configuration]:
         space = self.configspace
@@ -368,8 +371,27 @@ class PipelineSpace:
 
     def decode(self, vector: np.ndarray) -> dict[str, Any]:
         """The configuration an encoded row stands for (inverse of :meth:`encode`)."""
-        configuration = Configuration(self.configspace, vector=_configspace_vector(vector))
-        return plain_config(configuration)
+        return self._plain_rows(_configspace_vector(vector)[None, :])[0]
+
+    def _plain_rows(self, vectors: np.ndarray) -> list[dict[str, Any]]:
+        """ConfigSpace vectors (NaN inactive) as plain configurations, one hyper-parameter
+        column at a time: equal to :func:`plain_config` of each row's ``Configuration``
+        (same values, rounding and key order), without its per-value path, which costs
+        ~0.9 ms per configuration on auto-sklearn's space: more than the rest of a trial of
+        random search. The vectors must be valid (sampled, or encoded from a valid one)."""
+        rows: list[dict[str, Any]] = [{} for _ in range(len(vectors))]
+        for index, hyperparameter in enumerate(self.configspace.values()):
+            column = vectors[:, index]
+            active = np.flatnonzero(np.isfinite(column))
+            if not active.size:
+                continue
+            values = np.asarray(hyperparameter.to_value(column[active]))
+            if isinstance(hyperparameter, FloatHyperparameter):
+                values = np.round(values.astype(float), ROUND_PLACES)
+            name = hyperparameter.name
+            for row, value in zip(active.tolist(), values.tolist(), strict=True):
+                rows[row][name] = value
+        return rows
 
 
 def _at_budget(component: PipelineComponent, params: dict[str, Any], budget: float) -> dict:

@@ -224,3 +224,26 @@ def test_a_budget_shortens_each_iterative_model(task, name) -> None:
     full = iterations(None)
     assert iterations(0.25) == component.iterations.at_budget(0.25, full) < full
     assert iterations(1 / 64) == component.iterations.min
+
+
+def test_sampled_and_decoded_configurations_equal_configspaces_own(
+    classification, regression
+) -> None:
+    """``sample`` and ``decode`` turn vectors into configurations column by column; the
+    result must be what ConfigSpace's per-value path gives (values, types, rounding and key
+    order), on both of auto-sklearn's spaces."""
+    from automl_core.space import plain_config
+
+    for space in (classification, regression):
+        rng = np.random.default_rng(5)
+        configurations = space._sample_configurations(rng, 500)
+        expected = [plain_config(c) for c in configurations]
+        vectors = np.array([c.get_array() for c in configurations])
+        got = space._plain_rows(vectors)
+        assert [list(c.items()) for c in got] == [list(c.items()) for c in expected]
+        assert [[type(v) for v in c.values()] for c in got] == [
+            [type(v) for v in c.values()] for c in expected
+        ]
+        assert space.sample(np.random.default_rng(5), 500) == expected
+        encoded = space.encode(expected[:50])
+        assert [space.decode(row) for row in encoded] == expected[:50]
