@@ -1,9 +1,12 @@
 """The run history: every trial of a run, in one SQLite file in the run folder.
 
 One writer, the driver process, so there is no locking contention. A trial is written when it
-starts (status ``running``) and again when it ends, each in its own transaction, so a run
-killed at any moment leaves a consistent file that says which trials finished and which were
-in flight. Out-of-sample predictions are stored beside each trial for ensembling.
+starts (status ``running``) and again when it ends, each in its own transaction (the end with
+everything the loop records about it: predictions, the run's elapsed time), before the
+strategy hears of it: a run killed at any moment (``kill -9`` included: a commit in WAL mode is
+in the operating system's hands once it returns) leaves a consistent file that says which
+trials finished and which were in flight, and loses no result the loop had. Out-of-sample
+predictions are stored beside each trial for ensembling.
 """
 
 from __future__ import annotations
@@ -118,7 +121,7 @@ class StoredTrial:
             duration=result.duration,
             error=result.error,
             fit_cpu_time=result.fit_cpu_time or None,
-            info=json.loads(_info_json(result.info)),
+            info=json.loads(_info_json(result.info)) if result.info else {},
         )
 
     def result(self) -> Result:
@@ -153,6 +156,8 @@ def _info_json(info: Mapping[str, Any]) -> str:
             return value.tolist()
         return str(value)
 
+    if not info:
+        return "{}"
     return json.dumps(dict(info), default=plain)
 
 
@@ -291,18 +296,23 @@ class RunHistory:
             ),
         )
 
-    def finish(self, trial: Trial, result: Result, asked: int | None = None) -> None:
+    def finish(
+        self,
+        trial: Trial,
+        result: Result,
+        asked: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
         """Record the result of ``trial`` (and its predictions) in one transaction.
         ``asked`` is how many trials had been asked for when the result is told to the
-        strategy (None: it is not told); the result's place among those told is kept too."""
+        strategy (None: it is not told); the result's place among those told is kept too.
+        ``meta`` entries (:meth:`set_meta`) are written in the same transaction: what the
+        loop records after each result costs one commit, not one per write."""
         with self._transaction():
-            order = None
-            if asked is not None:
-                last = self._db.execute("SELECT MAX(tell_order) FROM trials").fetchone()[0]
-                order = (last or 0) + 1
             self._db.execute(
                 "UPDATE trials SET status=?, loss=?, metrics=?, fit_time=?, predict_time=?, "
-                "duration=?, error=?, finished_at=?, tell_order=?, asked_at_tell=?, "
+                "duration=?, error=?, finished_at=?, tell_order=CASE WHEN ? THEN "
+                "(SELECT COALESCE(MAX(tell_order), 0) + 1 FROM trials) END, asked_at_tell=?, "
                 "fit_cpu_time=?, info=? WHERE id=?",
                 (
                     result.status.value,
@@ -313,7 +323,7 @@ class RunHistory:
                     result.duration,
                     result.error,
                     time.time(),
-                    order,
+                    asked is not None,
                     asked,
                     result.fit_cpu_time or None,
                     _info_json(result.info),
@@ -325,6 +335,8 @@ class RunHistory:
                     "INSERT OR REPLACE INTO predictions (trial_id, array) VALUES (?, ?)",
                     (trial.id, _dump_array(result.predictions)),
                 )
+            for key, value in (meta or {}).items():
+                self.set_meta(key, value)
 
     def trials(self, *, finished_only: bool = False) -> list[StoredTrial]:
         if finished_only:

@@ -157,8 +157,7 @@ def search(
         for future in done:
             trial = in_flight.pop(future)
             result = _result_of(future)
-            history.finish(trial, result, asked)
-            history.set_meta(ELAPSED, budget.elapsed())
+            history.finish(trial, result, asked, meta={ELAPSED: budget.elapsed()})
             finished = StoredTrial.of(trial, result)
             improved = finished.ranks and (best is None or rank_key(finished) < rank_key(best))
             if improved:

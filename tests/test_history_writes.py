@@ -1,0 +1,56 @@
+"""What the run loop writes after each result, and how cheaply: one transaction for the
+result and the run's elapsed time, the tell order numbered in the database."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from automl_core.builtins.random_search import RandomSearch
+from automl_core.contracts import SearchContext
+from automl_core.history import RunHistory
+from automl_core.trial import Result, Status, Trial
+
+
+def test_a_result_and_its_meta_are_written_in_one_transaction(tmp_path):
+    history = RunHistory(tmp_path / "history.sqlite")
+    history.start(Trial(0, {"x": 1}))
+    with pytest.raises(TypeError):  # the meta cannot be written: nothing of it is
+        history.finish(Trial(0, {"x": 1}), Result(Status.OK, 0.5), 1, meta={"bad": object()})
+    assert history.trials()[0].status == "running" and history.get_meta("bad") is None
+    history.finish(Trial(0, {"x": 1}), Result(Status.OK, 0.5), 1, meta={"elapsed": 2.5})
+    assert history.trials()[0].loss == 0.5 and history.get_meta("elapsed") == 2.5
+
+
+def test_tell_orders_count_the_told_results_only(tmp_path):
+    history = RunHistory(tmp_path / "history.sqlite")
+    for trial_id in range(4):
+        history.start(Trial(trial_id, {"x": trial_id}))
+    history.finish(Trial(2, {"x": 2}), Result(Status.OK, 0.1), asked=3)
+    history.finish(Trial(0, {"x": 0}), Result(Status.OK, 0.2), asked=None)  # not told
+    history.finish(Trial(3, {"x": 3}), Result(Status.OK, 0.3), asked=4)
+    history.close()
+    reopened = RunHistory(tmp_path / "history.sqlite")
+    history_orders = {t.trial.id: t.tell_order for t in reopened.trials()}
+    assert history_orders == {0: None, 1: None, 2: 1, 3: 2}
+    reopened.finish(Trial(1, {"x": 1}), Result(Status.OK, 0.4), asked=4)
+    assert reopened.trials()[1].tell_order == 3
+
+
+def test_random_search_never_proposes_what_it_was_told(plugins):
+    """A result told without an ask of this search's (replayed on resume) marks its
+    configuration as seen; the search's own asks are not kept once told."""
+    space = plugins.create("space", "toy-classification")
+    search = RandomSearch()
+    search.setup(SearchContext(space=space, seed=0))
+    first = search.ask()
+    other = RandomSearch()
+    other.setup(SearchContext(space=space, seed=0))
+    other.tell(Trial(0, dict(first.config)), Result(Status.OK, 0.1))
+    assert other.ask().config != first.config
+    search.tell(Trial(0, dict(first.config)), Result(Status.OK, 0.1))
+    assert search._untold == []
+    proposed = [search.ask().config for _ in range(20)]
+    assert first.config not in proposed
+    assert len({space.key(c) for c in proposed}) == 20
+    assert np.all([space.key(c) in search.seen for c in proposed])
