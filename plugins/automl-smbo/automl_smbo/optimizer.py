@@ -23,6 +23,9 @@ from automl_core.space import VectorSpace
 
 __all__ = ["LocalSearch", "PerComponentSearch", "Ranked", "Score", "best_first", "rank_pool"]
 
+#: How many refreshes of :class:`LocalSearch`'s random candidates are sampled at once.
+STOCK_REFRESHES = 16
+
 
 @dataclass(frozen=True)
 class Ranked:
@@ -46,8 +49,11 @@ class LocalSearch:
     ``n_random`` random configurations are scored at each call: a reservoir of that size of
     which ``refresh`` rows are drawn anew each time (sampling is what costs most on a large
     conditional space; a random candidate kept a few more asks is as good a probe as a new
-    one). Climbs start from the best observed configurations (``starts``) and the
-    best-scoring random ones, ``n_starts`` in all. Each step scores the one-exchange
+    one). The new rows come from a stock sampled ``STOCK_REFRESHES`` refreshes at a time:
+    ConfigSpace's sampling costs several milliseconds a call whatever its size up to a few
+    thousand rows, more than the rest of an ask on a small space. Climbs start from the best
+    observed configurations (``starts``) and the best-scoring random ones, ``n_starts`` in
+    all. Each step scores the one-exchange
     neighbours of every climber at once and moves a climber to its best neighbour while that
     improves the acquisition, for at most ``max_steps`` steps. Everything scored on the way is
     a candidate.
@@ -67,6 +73,7 @@ class LocalSearch:
         self.neighbours_per_number = neighbours_per_number
         self.refresh = min(refresh, n_random)
         self.reservoir: np.ndarray | None = None
+        self.stock = np.empty((0, 0))
 
     def random_rows(self, space: VectorSpace, rng: np.random.Generator) -> np.ndarray:
         """The reservoir of random candidates, with ``refresh`` rows replaced."""
@@ -74,8 +81,15 @@ class LocalSearch:
             self.reservoir = space.sample_vectors(rng, self.n_random)
         else:
             replaced = rng.choice(self.n_random, self.refresh, replace=False)
-            self.reservoir[replaced] = space.sample_vectors(rng, self.refresh)
+            self.reservoir[replaced] = self._fresh_rows(space, rng)
         return self.reservoir
+
+    def _fresh_rows(self, space: VectorSpace, rng: np.random.Generator) -> np.ndarray:
+        """``refresh`` random rows never scored before, from the stock."""
+        if len(self.stock) < self.refresh:
+            self.stock = space.sample_vectors(rng, self.refresh * STOCK_REFRESHES)
+        rows, self.stock = self.stock[: self.refresh], self.stock[self.refresh :]
+        return rows
 
     def rank(
         self, space: VectorSpace, score: Score, starts: np.ndarray, rng: np.random.Generator

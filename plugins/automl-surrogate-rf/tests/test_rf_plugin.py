@@ -34,6 +34,8 @@ def test_its_parameters_are_listed_with_their_defaults():
         "bootstrap": True,
         "log_y": False,
         "seed": 0,
+        "update_from": 100,
+        "update_trees": 2,
     }
 
 

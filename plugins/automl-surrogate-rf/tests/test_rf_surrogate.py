@@ -270,3 +270,101 @@ def test_prepared_columns_must_match_the_training_data():
 def test_prepare_rejects_what_is_not_a_column():
     with pytest.raises(TypeError, match="column 1 is a str"):
         RandomForestSurrogate().prepare([EncodingColumn("a"), "b"])
+
+
+# -- incremental updates (update_from, update_trees) -----------------------------------------
+def _rows(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 5))
+    return X, (X**2).sum(axis=1) + 0.1 * rng.standard_normal(n)
+
+
+def test_below_update_from_every_fit_is_a_fresh_one():
+    X, y = _rows(60)
+    grown = RandomForestSurrogate(update_from=100)
+    for n in range(40, 61):
+        grown.fit(X[:n], y[:n])
+    fresh = RandomForestSurrogate(update_from=100).fit(X, y)
+    assert np.array_equal(grown.tree_predictions(X), fresh.tree_predictions(X))
+
+
+def test_a_fit_that_adds_rows_regrows_the_oldest_trees_only_and_in_turn():
+    X, y = _rows(130)
+    forest = RandomForestSurrogate(n_trees=10, update_from=100, update_trees=2).fit(
+        X[:100], y[:100]
+    )
+    regrown_at = []
+    for n in range(101, 106):
+        before = list(forest._trees)
+        forest.fit(X[:n], y[:n])
+        changed = [
+            i for i, (a, b) in enumerate(zip(before, forest._trees, strict=True)) if a is not b
+        ]
+        regrown_at.append(changed)
+        assert all(forest._trees[i].grown_on == n for i in changed)
+    assert regrown_at == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+    forest.fit(X[:105], y[:105])  # the same data again: nothing to grow
+    assert [t.grown_on for t in forest._trees] == [101, 101, 102, 102, 103, 103, 104, 104, 105, 105]
+
+
+def test_the_same_sequence_of_fits_gives_the_same_model_and_other_data_a_fresh_one():
+    X, y = _rows(140)
+
+    def grown(seed: int = 0) -> RandomForestSurrogate:
+        forest = RandomForestSurrogate(seed=seed, update_from=100)
+        for n in range(100, 121):
+            forest.fit(X[:n], y[:n])
+        return forest
+
+    assert np.array_equal(grown().tree_predictions(X), grown().tree_predictions(X))
+    shuffled = np.random.default_rng(1).permutation(120)
+    refitted = grown().fit(X[shuffled], y[shuffled])  # not an extension: every tree regrown
+    fresh = RandomForestSurrogate(update_from=100).fit(X[shuffled], y[shuffled])
+    assert np.array_equal(refitted.tree_predictions(X), fresh.tree_predictions(X))
+    changed_y = y[:121].copy()
+    changed_y[3] += 1.0  # an old row's loss changed (a pending lie replaced): a fresh fit
+    assert np.array_equal(
+        grown().fit(X[:121], changed_y).tree_predictions(X),
+        RandomForestSurrogate(update_from=100).fit(X[:121], changed_y).tree_predictions(X),
+    )
+
+
+def test_update_from_none_refits_every_tree_every_time():
+    X, y = _rows(130)
+    forest = RandomForestSurrogate(update_from=None)
+    for n in range(100, 131):
+        forest.fit(X[:n], y[:n])
+    fresh = RandomForestSurrogate(update_from=None).fit(X, y)
+    assert np.array_equal(forest.tree_predictions(X), fresh.tree_predictions(X))
+
+
+def test_updated_trees_keep_their_own_log_scale():
+    X, y = _rows(110)
+    y = np.exp(3 * y)  # heavy-tailed losses, as runtimes
+    forest = RandomForestSurrogate(log_y=True, update_from=100).fit(X[:100], y[:100])
+    y_new = y.copy()
+    y_new[100:] = y.min() - 5.0  # new best losses: the scale's floor moves
+    forest.fit(X[:105], y_new[:105])
+    floors = {round(t.scale.floor, 9) for t in forest._trees}
+    assert len(floors) == 2  # regrown trees on the new scale, the others on the old one
+    mean, std = forest.predict(X)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std))
+    per_tree = forest.tree_predictions(X[100:105])
+    regrown = [i for i, t in enumerate(forest._trees) if t.grown_on == 105]
+    kept = [i for i in range(10) if i not in regrown]
+    # the regrown trees have seen the new, lower losses there; the kept ones have not
+    assert per_tree[regrown].mean(axis=0).mean() < per_tree[kept].mean(axis=0).mean()
+
+
+def test_a_fit_that_adds_many_rows_is_a_fresh_one():
+    X, y = _rows(130)
+    forest = RandomForestSurrogate(update_from=100).fit(X[:110], y[:110]).fit(X, y)
+    fresh = RandomForestSurrogate(update_from=100).fit(X, y)
+    assert np.array_equal(forest.tree_predictions(X), fresh.tree_predictions(X))
+
+
+def test_update_parameters_are_checked():
+    with pytest.raises(ValueError, match="update_trees"):
+        RandomForestSurrogate(update_trees=0)
+    with pytest.raises(TypeError, match="update_from"):
+        RandomForestSurrogate(update_from=1.5)
