@@ -17,7 +17,7 @@ import math
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -308,7 +308,8 @@ class RunHistory:
         strategy (None: it is not told); the result's place among those told is kept too.
         ``meta`` entries (:meth:`set_meta`) are written in the same transaction: what the
         loop records after each result costs one commit, not one per write."""
-        with self._transaction():
+        alone = result.predictions is None and not meta  # one statement: its own transaction
+        with nullcontext() if alone else self._transaction():
             self._db.execute(
                 "UPDATE trials SET status=?, loss=?, metrics=?, fit_time=?, predict_time=?, "
                 "duration=?, error=?, finished_at=?, tell_order=CASE WHEN ? THEN "
@@ -356,12 +357,16 @@ class RunHistory:
     def best(self, n: int = 1) -> list[StoredTrial]:
         """The ``n`` best finished trials of different configurations, in :func:`rank_key`
         order; a configuration evaluated at several budgets appears once, at its largest."""
+        # rank_key's order, sorted by SQLite: only the rows read until n are chosen are
+        # parsed (the loop asks at every new best; parsing them all grew with the run)
         rows = self._db.execute(
-            f"{SELECT_TRIALS} WHERE status = ? AND loss IS NOT NULL", (Status.OK.value,)
+            f"{SELECT_TRIALS} WHERE status = ? AND loss IS NOT NULL "
+            "ORDER BY budget IS NULL DESC, budget DESC, loss, id",
+            (Status.OK.value,),
         )
         chosen: list[StoredTrial] = []
         seen: set[str] = set()
-        for stored in sorted((self._row(row) for row in rows), key=rank_key):
+        for stored in map(self._row, rows):
             if len(chosen) == n:
                 break
             key = config_key(stored.trial.config)

@@ -8,6 +8,7 @@ already evaluated is in the history by then.
 
 from __future__ import annotations
 
+import math
 import time
 import traceback
 import warnings
@@ -34,6 +35,9 @@ RESERVE_REFRESH_SHARE = 0.02
 #: longest of them would not end within the wall time left.
 ASKS_REMEMBERED = 5
 
+#: The run's elapsed time is stored with a result at most this often (seconds).
+ELAPSED_RECORD_S = 0.5
+
 
 class Budget:
     """Counts trials and seconds; says when the search must stop asking.
@@ -59,6 +63,17 @@ class Budget:
         self.reserve = 0.0
         self.reserved_at = 0.0
         self._asks: deque[float] = deque(maxlen=ASKS_REMEMBERED)
+        self._recorded = -math.inf  # when the elapsed time was last stored
+
+    def elapsed_to_record(self) -> dict[str, float] | None:
+        """The run's elapsed seconds, to store with a result (what a resumed run counts as
+        spent), at most every :data:`ELAPSED_RECORD_S`: a run killed at once under-counts
+        by less than that, and cheap trials write one statement each, not four."""
+        elapsed = self.elapsed()
+        if elapsed - self._recorded < ELAPSED_RECORD_S:
+            return None
+        self._recorded = elapsed
+        return {ELAPSED: elapsed}
 
     def record_ask(self, seconds: float) -> None:
         """How long the strategy's latest ask took."""
@@ -143,9 +158,11 @@ def search(
         if not in_flight:
             _record_search_end(history, budget)
             return stopped
-        done, _ = wait(
-            list(in_flight), timeout=budget.remaining_seconds(), return_when=FIRST_COMPLETED
-        )
+        done = {future for future in in_flight if future.done()}  # a sequential executor's
+        if not done:
+            done, _ = wait(
+                list(in_flight), timeout=budget.remaining_seconds(), return_when=FIRST_COMPLETED
+            )
         if not done:  # wall time ran out with trials still running
             for future, trial in in_flight.items():
                 future.cancel()
@@ -157,7 +174,7 @@ def search(
         for future in done:
             trial = in_flight.pop(future)
             result = _result_of(future)
-            history.finish(trial, result, asked, meta={ELAPSED: budget.elapsed()})
+            history.finish(trial, result, asked, meta=budget.elapsed_to_record())
             finished = StoredTrial.of(trial, result)
             improved = finished.ranks and (best is None or rank_key(finished) < rank_key(best))
             if improved:
@@ -176,6 +193,7 @@ SEARCH_END = "search_end"
 def _record_search_end(history: RunHistory, budget: Budget) -> None:
     """When the search ended (seconds into the run) and the seconds it had kept back for
     finishing: with the summary's elapsed time, where a wall-time budget went."""
+    history.set_meta(ELAPSED, budget.elapsed())
     history.set_meta(
         SEARCH_END,
         {

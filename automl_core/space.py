@@ -593,13 +593,24 @@ class UnseenSampler:
     """Random configurations of a space that a strategy has not proposed before.
 
     Samples are drawn ``batch`` at a time and the rest of a batch is kept for the next call,
-    so a seeded run's random stream depends only on how many configurations were taken. On
-    a pool, once random draws keep missing, the candidates left are taken in order: a pool
-    is exhausted only when every candidate was proposed.
+    so a seeded run's random stream depends only on how many configurations were taken.
+    Each batch after the first is twice the last, up to ``max_batch``: sampling a
+    ConfigSpace costs milliseconds a call whatever its size up to a few hundred, so a long
+    search of cheap trials samples in large batches, while the first ``batch``
+    configurations stay those a fixed batch gives. On a pool, once random draws keep
+    missing, the candidates left are taken in order: a pool is exhausted only when every
+    candidate was proposed.
     """
 
-    def __init__(self, space: SearchSpace, batch: int = 64, attempts: int = 200) -> None:
+    def __init__(
+        self,
+        space: SearchSpace,
+        batch: int = 64,
+        attempts: int = 200,
+        max_batch: int | None = None,
+    ) -> None:
         self.space, self.batch, self.attempts = space, batch, attempts
+        self.max_batch = batch if max_batch is None else max(batch, max_batch)
         self.buffer: list[dict[str, Any]] = []
 
     def next(self, rng: np.random.Generator, claim: Callable[[Config], bool]) -> dict | None:
@@ -609,6 +620,7 @@ class UnseenSampler:
         for _ in range(self.attempts):
             if not self.buffer:
                 self.buffer = self.space.sample(rng, self.batch)
+                self.batch = min(2 * self.batch, self.max_batch)
                 if not self.buffer:
                     return None
             config = self.buffer.pop(0)

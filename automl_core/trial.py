@@ -86,4 +86,4 @@ class Result:
         return cls(status=status, loss=math.inf, error=error, duration=duration)
 
     def without_predictions(self) -> Result:
-        return replace(self, predictions=None)
+        return self if self.predictions is None else replace(self, predictions=None)

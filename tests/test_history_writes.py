@@ -54,3 +54,29 @@ def test_random_search_never_proposes_what_it_was_told(plugins):
     assert first.config not in proposed
     assert len({space.key(c) for c in proposed}) == 20
     assert np.all([space.key(c) in search.seen for c in proposed])
+
+
+def test_the_best_trials_are_in_rank_order_once_per_configuration(tmp_path):
+    """``best`` sorts in SQLite: the same order as :func:`rank_key` over every row (larger
+    budgets first, no budget as the full one, then loss, then id), each configuration once
+    at its largest budget."""
+    from automl_core.history import rank_key
+    from automl_core.space import config_key
+
+    rng = np.random.default_rng(0)
+    history = RunHistory(tmp_path / "history.sqlite")
+    for trial_id in range(300):
+        budget = [None, 1 / 9, 1 / 3, 1.0][rng.integers(4)]
+        trial = Trial(trial_id, {"x": int(rng.integers(40))}, budget)
+        history.start(trial)
+        status = Status.OK if rng.random() < 0.8 else Status.CRASHED
+        loss = float(rng.integers(10)) / 10 if status is Status.OK else float("inf")
+        history.finish(trial, Result(status, loss))
+    ranked = sorted((t for t in history.trials() if t.ranks), key=rank_key)
+    expected, seen = [], set()
+    for stored in ranked:
+        if config_key(stored.trial.config) not in seen:
+            seen.add(config_key(stored.trial.config))
+            expected.append(stored.trial.id)
+    for n in (1, 5, 25, 1000):
+        assert [t.trial.id for t in history.best(n)] == expected[:n]
