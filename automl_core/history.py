@@ -245,6 +245,7 @@ class RunHistory:
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self._told: int | None = None  # the last tell order written (read on first use)
         if read_only:
             self._db = _Database(self.path, read_only=True)
             return
@@ -257,8 +258,6 @@ class RunHistory:
         for column, kind in ADDED_COLUMNS.items():
             if column not in columns:
                 self._db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
-        # MAX(tell_order) is read at every finish: without an index it scans every row
-        self._db.execute("CREATE INDEX IF NOT EXISTS trials_tell_order ON trials (tell_order)")
 
     def close(self) -> None:
         self._db.close()
@@ -308,12 +307,12 @@ class RunHistory:
         strategy (None: it is not told); the result's place among those told is kept too.
         ``meta`` entries (:meth:`set_meta`) are written in the same transaction: what the
         loop records after each result costs one commit, not one per write."""
+        order = None if asked is None else self._last_tell_order() + 1
         alone = result.predictions is None and not meta  # one statement: its own transaction
         with nullcontext() if alone else self._transaction():
             self._db.execute(
                 "UPDATE trials SET status=?, loss=?, metrics=?, fit_time=?, predict_time=?, "
-                "duration=?, error=?, finished_at=?, tell_order=CASE WHEN ? THEN "
-                "(SELECT COALESCE(MAX(tell_order), 0) + 1 FROM trials) END, asked_at_tell=?, "
+                "duration=?, error=?, finished_at=?, tell_order=?, asked_at_tell=?, "
                 "fit_cpu_time=?, info=? WHERE id=?",
                 (
                     result.status.value,
@@ -324,7 +323,7 @@ class RunHistory:
                     result.duration,
                     result.error,
                     time.time(),
-                    asked is not None,
+                    order,
                     asked,
                     result.fit_cpu_time or None,
                     _info_json(result.info),
@@ -338,6 +337,16 @@ class RunHistory:
                 )
             for key, value in (meta or {}).items():
                 self.set_meta(key, value)
+        if order is not None:
+            self._told = order
+
+    def _last_tell_order(self) -> int:
+        """The highest tell order written, read from the file once: this history is the
+        run's one writer (a query at every finish would scan every row)."""
+        if self._told is None:
+            row = self._db.execute("SELECT COALESCE(MAX(tell_order), 0) FROM trials").fetchone()
+            self._told = int(row[0])
+        return self._told
 
     def trials(self, *, finished_only: bool = False) -> list[StoredTrial]:
         if finished_only:
