@@ -128,6 +128,12 @@ class MCTS(SearchStrategy):
         self.rng = np.random.default_rng(context.seed)
         space = require_vector_space(context.space, "mcts")
         self.decisions: Decisions = make_decisions(space, self.order, self.n_neighbours)
+        if not self.decisions.stages:
+            raise ValueError(
+                f"mcts searches the structure of pipelines, and space {space.name!r} has no "
+                "stage with a choice of components: search it with smbo (e.g. search: "
+                "{strategy: smbo, surrogate: rf})"
+            )
         self.surrogate: Surrogate = prepared_surrogate(context.surrogate_factory, space, context)
         self.tree: dict[Structure, Node] = {(): Node()}
         self._options: dict[Structure, list[int]] = {}

@@ -209,3 +209,20 @@ def test_a_surrogate_is_required():
 
     with pytest.raises(ValueError, match="needs a surrogate"):
         MCTS().setup(SearchContext(space=pipeline_space(), seed=0))
+
+
+def test_a_space_without_a_choice_of_components_is_refused_with_what_to_use():
+    """A space whose every stage has one component has no structure to search (it raised
+    an IndexError at set-up)."""
+    from ConfigSpace import ConfigurationSpace, Float
+
+    from automl_core.space import PipelineComponent, PipelineSpace, Stage
+
+    component = PipelineComponent(
+        "box", "problem", lambda p, c: p, lambda: ConfigurationSpace([Float("x", (0.0, 1.0))])
+    )
+    space = PipelineSpace(
+        "box", "regression", (Stage("problem", (component,), choice=False),), lambda c, x: None
+    )
+    with pytest.raises(ValueError, match="no stage with a choice.*smbo"):
+        MCTS().setup(context(space, ColumnSurrogate(0, {})))
