@@ -224,5 +224,5 @@ def test_a_space_without_a_choice_of_components_is_refused_with_what_to_use():
     space = PipelineSpace(
         "box", "regression", (Stage("problem", (component,), choice=False),), lambda c, x: None
     )
-    with pytest.raises(ValueError, match="no stage with a choice.*smbo"):
+    with pytest.raises(ValueError, match=r"no stage with a choice.*smbo"):
         MCTS().setup(context(space, ColumnSurrogate(0, {})))
