@@ -592,25 +592,14 @@ Combination = tuple[tuple[str, str], ...]
 class UnseenSampler:
     """Random configurations of a space that a strategy has not proposed before.
 
-    Samples are drawn ``batch`` at a time and the rest of a batch is kept for the next call,
-    so a seeded run's random stream depends only on how many configurations were taken.
-    Each batch after the first is twice the last, up to ``max_batch``: sampling a
-    ConfigSpace costs milliseconds a call whatever its size up to a few hundred, so a long
-    search of cheap trials samples in large batches, while the first ``batch``
-    configurations stay those a fixed batch gives. On a pool, once random draws keep
-    missing, the candidates left are taken in order: a pool is exhausted only when every
-    candidate was proposed.
+    Samples are drawn ``batch`` at a time (then twice the last, up to ``max_batch``), the
+    rest kept for the next call: a seeded run's stream depends only on how many were taken.
+    On a pool, once random draws keep missing, the candidates left are taken in order: a
+    pool is exhausted only when every candidate was proposed.
     """
 
-    def __init__(
-        self,
-        space: SearchSpace,
-        batch: int = 64,
-        attempts: int = 200,
-        max_batch: int | None = None,
-    ) -> None:
-        self.space, self.batch, self.attempts = space, batch, attempts
-        self.max_batch = batch if max_batch is None else max(batch, max_batch)
+    def __init__(self, space: SearchSpace, batch: int = 64, attempts: int = 200) -> None:
+        self.space, self.batch, self.attempts, self.max_batch = space, batch, attempts, batch
         self.buffer: list[dict[str, Any]] = []
 
     def next(self, rng: np.random.Generator, claim: Callable[[Config], bool]) -> dict | None:

@@ -35,9 +35,8 @@ class RandomSearch(SearchStrategy):
         self.seen: set[str] = set()
         self._untold: list[Config] = []  # asked for, not yet told
         self.queue: list[Candidate] = []
-        self.sampler = UnseenSampler(
-            context.space, SAMPLE_BATCH, self.max_retries, LARGEST_SAMPLE_BATCH
-        )
+        self.sampler = UnseenSampler(context.space, SAMPLE_BATCH, self.max_retries)
+        self.sampler.max_batch = LARGEST_SAMPLE_BATCH
         typed = vector_space(context.space)
         default = typed.default() if self.include_default and typed is not None else None
         if default is not None:  # a pool has none; a space of only configurations neither
