@@ -106,8 +106,9 @@ def test_a_worker_killed_mid_trial_loses_no_trial(plugins, tmp_path):
         executor = {"name": "dask", "params": {"address": address}}
         trials, outcome = 8, {}
         # random forests: trials long enough (seconds) to be caught running; the odd slow
-        # configuration is cut short by the time limit
-        task = recipe(executor, trials, "random_forest", trial_time=6)
+        # configuration is cut short by the time limit (12 s: on a 2-core VM running the
+        # suite, 5 of 8 trials went past 6 s, their sandbox's start included)
+        task = recipe(executor, trials, "random_forest", trial_time=12)
         runner = threading.Thread(
             target=lambda: outcome.update(summary=run(task, tmp_path / "run", plugins=plugins)),
             daemon=True,
