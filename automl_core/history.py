@@ -121,7 +121,7 @@ class StoredTrial:
             duration=result.duration,
             error=result.error,
             fit_cpu_time=result.fit_cpu_time or None,
-            info=json.loads(_info_json(result.info)) if result.info else {},
+            info=json.loads(_info_json(result.info)),
         )
 
     def result(self) -> Result:
