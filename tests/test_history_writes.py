@@ -80,3 +80,19 @@ def test_the_best_trials_are_in_rank_order_once_per_configuration(tmp_path):
             expected.append(stored.trial.id)
     for n in (1, 5, 25, 1000):
         assert [t.trial.id for t in history.best(n)] == expected[:n]
+
+
+def test_the_loop_stores_the_elapsed_time_at_most_every_half_second(monkeypatch):
+    """What a resumed run counts as spent is stored with a result when 0.5 s have passed
+    since it was last stored, not with every result."""
+    from automl_core import loop
+
+    now = [100.0]
+    monkeypatch.setattr(loop.time, "monotonic", lambda: now[0])
+    budget = loop.Budget(trials=None, seconds=60)
+    recorded = []
+    for _ in range(8):
+        recorded.append(budget.elapsed_to_record())
+        now[0] += 0.25
+    stored = [r["elapsed"] for r in recorded if r is not None]
+    assert stored == [0.0, 0.5, 1.0, 1.5]

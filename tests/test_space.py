@@ -158,3 +158,23 @@ def test_the_unseen_sampler_stops_when_the_space_samples_nothing():
             return []
 
     assert UnseenSampler(Empty()).next(np.random.default_rng(0), lambda c: True) is None
+
+
+def test_the_unseen_sampler_grows_its_batches_and_keeps_the_first_one_s_stream():
+    """Each batch after the first is twice the last up to ``max_batch``; the first batch's
+    configurations are those a fixed-size sampler gives."""
+    space = toy()
+    sizes: list[int] = []
+
+    class Counting:
+        def sample(self, rng, n):
+            sizes.append(n)
+            return space.sample(rng, n)
+
+    growing = UnseenSampler(Counting(), batch=8, attempts=50)
+    growing.max_batch = 32
+    fixed = UnseenSampler(space, batch=8, attempts=50)
+    rng_growing, rng_fixed = np.random.default_rng(0), np.random.default_rng(0)
+    taken = [growing.next(rng_growing, lambda c: True) for _ in range(8 + 16 + 32 + 1)]
+    assert sizes == [8, 16, 32, 32]
+    assert taken[:8] == [fixed.next(rng_fixed, lambda c: True) for _ in range(8)]

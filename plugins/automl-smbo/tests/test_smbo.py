@@ -328,3 +328,25 @@ def test_on_a_pool_per_component_acquisition_changes_nothing(branin_pool):
     loss = pool_loss(branin_pool)
     plain = search(SMBO(), branin_pool, loss, 0, 15)
     assert search(SMBO(acquisition_stage="last"), branin_pool, loss, 0, 15) == plain
+
+
+def test_local_search_refreshes_its_random_candidates_from_a_stock():
+    """The reservoir is sampled once; each later call replaces ``refresh`` rows with rows
+    from a stock sampled ``STOCK_REFRESHES`` refreshes at a time."""
+    from automl_smbo.optimizer import STOCK_REFRESHES, LocalSearch
+
+    space = pipeline_space()
+    calls: list[int] = []
+    sample_vectors = space.sample_vectors
+
+    def counted(rng, n):
+        calls.append(n)
+        return sample_vectors(rng, n)
+
+    space.sample_vectors = counted
+    search, rng = LocalSearch(n_random=32, refresh=8), np.random.default_rng(0)
+    rows = [search.random_rows(space, rng).copy() for _ in range(STOCK_REFRESHES + 2)]
+    assert calls == [32, 8 * STOCK_REFRESHES, 8 * STOCK_REFRESHES]
+    for before, after in zip(rows, rows[1:], strict=False):
+        changed = ~np.all(before == after, axis=1)
+        assert 0 < changed.sum() <= 8  # each call replaces some rows, at most ``refresh``
