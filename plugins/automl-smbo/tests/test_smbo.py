@@ -3,6 +3,8 @@ pool and on a conditional pipeline space with known objectives."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace, Float, Integer
@@ -347,6 +349,6 @@ def test_local_search_refreshes_its_random_candidates_from_a_stock():
     search, rng = LocalSearch(n_random=32, refresh=8), np.random.default_rng(0)
     rows = [search.random_rows(space, rng).copy() for _ in range(STOCK_REFRESHES + 2)]
     assert calls == [32, 8 * STOCK_REFRESHES, 8 * STOCK_REFRESHES]
-    for before, after in zip(rows, rows[1:], strict=False):
+    for before, after in pairwise(rows):
         changed = ~np.all(before == after, axis=1)
         assert 0 < changed.sum() <= 8  # each call replaces some rows, at most ``refresh``
