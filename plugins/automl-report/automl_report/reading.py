@@ -3,14 +3,13 @@ live run must never write to it), and what the run recorded about itself."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, StoredTrial
-from automl_core.run_folder import HISTORY_FILE, SUMMARY_FILE
+from automl_core.run_folder import HISTORY_FILE, SUMMARY_FILE, finished_summary
 
 #: The history's meta keys the page reads (``automl_core.compose.record_setup`` and the
 #: tasks write them): anything else the run keeps is not shown.
@@ -106,14 +105,10 @@ def read_run(run_dir: str | Path) -> RunRecord:
 
 
 def _summary(run_dir: Path, meta: dict[str, Any]) -> dict[str, Any] | None:
-    """``summary.json``, or the same record kept in the history."""
-    path = run_dir / SUMMARY_FILE
-    if path.is_file():
-        try:
-            return dict(json.loads(path.read_text()))
-        except ValueError:
-            pass
-    return meta.get("summary")
+    """``summary.json`` (read as the core reads it), or the same record kept in the
+    history."""
+    summary = finished_summary(run_dir)
+    return asdict(summary) if summary is not None else meta.get("summary")
 
 
 def history_stamp(run_dir: str | Path) -> tuple[int, ...]:
