@@ -31,17 +31,23 @@ from automl_surrogate_deeppipe.surrogate import DeepPipeSurrogate
 SIZES = (25, 50, 100)
 
 
-def step_seconds(surrogate: DeepPipeSurrogate, pool, row: np.ndarray, seed: int) -> list[float]:
-    """Seconds of fit + predict over the offered pool, at each of :data:`SIZES`."""
+def step_seconds(
+    surrogate: DeepPipeSurrogate, pool, row: np.ndarray, seed: int, repeats: int
+) -> list[float]:
+    """Seconds of fit + predict over the offered pool, at each of :data:`SIZES` (the median
+    of ``repeats`` steps on the same observations)."""
     observed = np.flatnonzero(np.isfinite(row))
     order = np.random.default_rng(seed).permutation(observed)
     offered = pool.encodings[observed]
     times = []
     for n in SIZES:
-        started = time.perf_counter()
-        surrogate.fit(pool.encodings[order[:n]], row[order[:n]])
-        surrogate.predict(offered)
-        times.append(time.perf_counter() - started)
+        measured = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            surrogate.fit(pool.encodings[order[:n]], row[order[:n]])
+            surrogate.predict(offered)
+            measured.append(time.perf_counter() - started)
+        times.append(float(np.median(measured)))
     return times
 
 
@@ -54,6 +60,7 @@ def main() -> None:
         "--train-threads", type=int, default=None, help="torch threads to meta-train"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=3, help="steps per cell (median)")
     args = parser.parse_args()
     metadata = resolve_metadata(args.metadata, None, load_plugins())
     pool = metadata.pool
@@ -84,7 +91,10 @@ def main() -> None:
     print("\n| model | " + " | ".join(f"n={n}" for n in SIZES) + " |")
     print("|---" * (1 + len(SIZES)) + "|")
     variants = [("non-transfer", {})]
-    variants += [(f"{p}, kernel only", {"metadata": metadata, "preset": p}) for p in args.presets]
+    variants += [
+        (f"{p}, kernel only", {"metadata": metadata, "preset": p, "fine_tune": "kernel"})
+        for p in args.presets
+    ]
     variants += [
         (f"{p}, whole network", {"metadata": metadata, "preset": p, "fine_tune": "all"})
         for p in args.presets
@@ -93,7 +103,7 @@ def main() -> None:
         surrogate = DeepPipeSurrogate(threads=args.threads, seed=args.seed, **params)
         surrogate.prepare(pool.columns())
         surrogate.prepare_space(pool)
-        times = step_seconds(surrogate, pool, row, args.seed)
+        times = step_seconds(surrogate, pool, row, args.seed, args.repeats)
         print(f"| {name} | " + " | ".join(f"{t:.2f}" for t in times) + " |", flush=True)
 
 

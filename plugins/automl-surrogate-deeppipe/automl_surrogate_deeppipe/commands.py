@@ -124,6 +124,9 @@ def _list(args: argparse.Namespace) -> int:
     if not rows:
         print("no cached DeepPipe checkpoint (`automl deeppipe train pmf` makes one)")
     for row in rows:
+        if row["epochs"] is None:  # not trained here: the authors' weights, imported
+            print(f"{row['file']}\n  {row['metadata']}, {row['architecture']}")
+            continue
         print(
             f"{row['file']}\n  {row['metadata']} split {row['split']}, preset {row['preset']}, "
             f"{row['architecture']}, omit {row['omit'] or 'nothing'}: {row['epochs']} epochs, "

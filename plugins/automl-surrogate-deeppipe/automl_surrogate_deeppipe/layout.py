@@ -28,7 +28,13 @@ from automl_core.component_rows import (
     ComponentSelector,
     NetworkInputs,
 )
-from automl_core.space import EncodingBlocks, EncodingColumn, VectorSpace
+from automl_core.space import (
+    ComponentBlock,
+    EncodingBlocks,
+    EncodingColumn,
+    StageBlock,
+    VectorSpace,
+)
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,36 @@ class Layout:
             ranges=dict(ranges or {}),
         )
 
+    @classmethod
+    def of_structure(
+        cls,
+        columns: list[EncodingColumn] | tuple[EncodingColumn, ...],
+        algorithm_domain: list[int],
+        stage_algorithms: list[list[int]],
+        stage_names: list[str],
+    ) -> Layout:
+        """The layout of a DeepPipe meta-data file's own structure: algorithm ``a`` reads
+        columns ``[algorithm_domain[a], algorithm_domain[a + 1])``, stage ``i`` holds the
+        algorithms ``stage_algorithms[i]`` (the authors' ``list_for_concatenator``); columns are
+        read as stored, unscaled, as the authors' network reads them."""
+        stages = tuple(
+            StageBlock(
+                name,
+                tuple(
+                    ComponentBlock(
+                        f"algorithm_{a}", tuple(range(algorithm_domain[a], algorithm_domain[a + 1]))
+                    )
+                    for a in algorithms
+                ),
+            )
+            for name, algorithms in zip(stage_names, stage_algorithms, strict=True)
+        )
+        covered = {
+            c for stage in stages for component in stage.components for c in component.columns
+        }
+        shared = tuple(c for c in range(len(columns)) if c not in covered)
+        return cls.of(columns, EncodingBlocks(width=len(columns), stages=stages, shared=shared))
+
     @property
     def stage_names(self) -> tuple[str, ...]:
         return tuple(stage[0].stage for stage in self.stages)
@@ -161,3 +197,24 @@ class Selector(ComponentSelector):
 
     def __init__(self, space: VectorSpace) -> None:
         super().__init__(space, "deeppipe")
+
+
+class TableSelector:
+    """Per pool row, its selector from a table given with the checkpoint (a DeepPipe file's
+    ``list_for_selector``, one row per candidate), found by the row's encoding."""
+
+    def __init__(self, encodings: np.ndarray, selector: np.ndarray) -> None:
+        encodings = np.ascontiguousarray(encodings, dtype=float)
+        if len(encodings) != len(selector):
+            raise ValueError(
+                f"deeppipe: the selector table has {len(selector)} rows, the pool {len(encodings)}"
+            )
+        self._by_row = {row.tobytes(): i for i, row in enumerate(encodings)}
+        self._selector = np.asarray(selector, dtype=np.int64)
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        rows = np.ascontiguousarray(rows, dtype=float)
+        found = [self._by_row.get(row.tobytes()) for row in rows]
+        if any(f is None for f in found):
+            raise ValueError("deeppipe: a row is not a candidate of the checkpoint's pool")
+        return self._selector[np.asarray(found, dtype=np.int64)]

@@ -43,7 +43,7 @@ from automl_surrogate_deeppipe.model import (
     pack,
     torch_threads,
 )
-from automl_surrogate_deeppipe.network import PipelineEmbedder
+from automl_surrogate_deeppipe.network import DEPTH, PipelineEmbedder
 
 #: Bumped when a change makes older checkpoints wrong to load.
 FORMAT = 2  # 2: the network in float32
@@ -57,11 +57,16 @@ class Architecture:
     encoder_layers: int = 1
     width_factor: int = 8
     latent: int = 20
+    #: ℓ_e + ℓ_a, the layers before the projection to Z (the paper's 4; the authors' code
+    #: counts the projection in, so its "4 aggregated layers" is our depth 3)
+    depth: int = DEPTH
 
     def build(self, layout: Layout, seed: int) -> DeepKernelGP:
         """A freshly initialised deep-kernel GP (the initialisation drawn from ``seed``)."""
         torch.manual_seed(seed)
-        embedder = PipelineEmbedder(layout, self.encoder_layers, self.width_factor, self.latent)
+        embedder = PipelineEmbedder(
+            layout, self.encoder_layers, self.width_factor, self.latent, self.depth
+        )
         model = DeepKernelGP(embedder).to(DTYPE)
         model.embedder.to(NETWORK_DTYPE)
         return model
@@ -404,7 +409,7 @@ def cache_key(
         "metadata": metadata_fingerprint(metadata),
         "split": split if isinstance(split, str) else list(split),
         "validation": validation,
-        "architecture": asdict(architecture),
+        "architecture": _architecture_key(architecture),
         "settings": asdict(settings),
         "seed": seed,
         "omit": {k: sorted(v) for k, v in sorted((omit or {}).items())},
@@ -412,6 +417,15 @@ def cache_key(
     if exclude:  # (keys of checkpoints that leave nothing out are those of earlier versions)
         document["exclude"] = sorted(exclude)
     return content_key(document, length=24)
+
+
+def _architecture_key(architecture: Architecture) -> dict[str, int]:
+    """The architecture in a cache key; the paper's depth left out, so that the keys of
+    checkpoints made before depth was a setting still match."""
+    document = asdict(architecture)
+    if document["depth"] == DEPTH:
+        del document["depth"]
+    return document
 
 
 def list_checkpoints() -> list[tuple[Path, Checkpoint]]:

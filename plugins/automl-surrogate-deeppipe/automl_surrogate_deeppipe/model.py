@@ -84,11 +84,36 @@ def pack(inputs: np.ndarray, selector: np.ndarray) -> torch.Tensor:
 def negative_log_likelihood(
     model: DeepKernelGP, packed: torch.Tensor, targets: torch.Tensor
 ) -> torch.Tensor:
-    """The GP's NLL of ``targets`` at ``packed`` (Eq. 6 for one task), per observation."""
+    """The GP's NLL of ``targets`` at ``packed`` (Eq. 6 for one task), per observation.
+
+    The value of gpytorch's ``ExactMarginalLogLikelihood`` divided by n (the tests compare
+    the two), written out from one Cholesky factor: on the few hundred rows of a BO step or a
+    meta-training batch gpytorch's lazy tensors cost more than the algebra (about half of a
+    fine-tuning step, profiled). ``packed`` becomes the model's training data, which
+    :func:`posterior` reads."""
     model.set_train_data(packed, targets, strict=False)
     model.train()
-    mll = gpytorch.mlls.ExactMarginalLogLikelihood(model.likelihood, model)
-    return -mll(model(packed), targets)
+    z = model.embed(packed)
+    noise = model.likelihood.noise.reshape(())
+    matrix = matern_52(model, z, z) + noise * torch.eye(len(z), dtype=z.dtype)
+    factor = _cholesky(matrix)
+    residual = (targets - model.mean_module.constant.reshape(())).unsqueeze(1)
+    whitened = torch.linalg.solve_triangular(factor, residual, upper=False)
+    n = len(targets)
+    log_det = 2.0 * torch.log(torch.diagonal(factor)).sum()
+    return 0.5 * ((whitened**2).sum() + log_det + n * math.log(2 * math.pi)) / n
+
+
+def matern_52(model: DeepKernelGP, z1: torch.Tensor, z2: torch.Tensor) -> torch.Tensor:
+    """``model.covar_module(z1, z2)`` as a dense matrix: s·(1 + √5 d + 5/3 d²)·exp(−√5 d),
+    d the lengthscale-scaled distance (centred on z1's mean, as gpytorch does)."""
+    kernel = model.covar_module.base_kernel
+    centre = z1.mean(dim=0, keepdim=True)
+    a, b = (z1 - centre) / kernel.lengthscale, (z2 - centre) / kernel.lengthscale
+    squared = (a**2).sum(1, keepdim=True) - 2 * a @ b.T + (b**2).sum(1).unsqueeze(0)
+    distance = squared.clamp_min(1e-30).sqrt()
+    root5 = math.sqrt(5.0) * distance
+    return model.covar_module.outputscale * (1 + root5 + root5**2 / 3) * torch.exp(-root5)
 
 
 @dataclass
@@ -114,7 +139,7 @@ def fine_tune(
     """Adam on the NLL of one task's observations, updating ``parameters`` only; returns the
     best NLL reached (its weights restored). A step whose kernel matrix cannot be factorised
     ends the training at the best weights so far."""
-    optimiser = torch.optim.Adam(parameters, lr=settings.lr)
+    optimiser = torch.optim.Adam(parameters, lr=settings.lr, foreach=True)
     best, best_values, calm, last = math.inf, _values(parameters), 0, math.inf
     for _ in range(settings.steps):
         optimiser.zero_grad()
@@ -159,7 +184,7 @@ def posterior(
         targets = model.train_targets
         kernel = model.covar_module
         prior_mean = model.mean_module.constant.reshape(())
-        matrix = kernel(train_z).to_dense() + model.likelihood.noise * torch.eye(
+        matrix = matern_52(model, train_z, train_z) + model.likelihood.noise * torch.eye(
             len(train_z), dtype=DTYPE
         )
         factor = _cholesky(matrix)
@@ -167,7 +192,7 @@ def posterior(
         means, stds = [], []
         for start in range(0, len(packed), chunk):
             z = model.embed(packed[start : start + chunk])
-            cross = kernel(z, train_z).to_dense()
+            cross = matern_52(model, z, train_z)
             means.append((prior_mean + cross @ alpha).squeeze(1).numpy())
             solved = torch.linalg.solve_triangular(factor, cross.T, upper=False)
             variance = kernel.outputscale - (solved**2).sum(dim=0)

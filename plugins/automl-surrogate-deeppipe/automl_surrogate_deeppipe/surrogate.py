@@ -14,7 +14,10 @@ of minutes cannot afford).
 
 Where the weights come from:
 
-- ``checkpoint``: a file written by ``automl deeppipe train`` (or :meth:`Checkpoint.save`);
+- ``checkpoint``: a file written by ``automl deeppipe train`` (or :meth:`Checkpoint.save`),
+  or ``authors:NAME``, the authors' own meta-trained weights from the ``deeppipe-api``
+  wheel (``authors:DeepPipeTOboe2`` on the ``tensor-oboe`` pool; :mod:`.authors`), imported
+  once into the checkpoint cache;
 - ``metadata`` (a source name such as ``pmf``, or a folder) with ``split``: meta-trained on
   it with ``preset``, or taken from the cache when it was before;
 - neither: non-transfer.
@@ -64,11 +67,20 @@ from automl_core.space import (
     check_encoded,
     check_losses,
 )
-from automl_surrogate_deeppipe.layout import Layout, Selector
+from automl_surrogate_deeppipe.authors import (
+    ACCURACY_TARGETS,
+    AUTHORS_CHECKPOINTS,
+    authors_checkpoint,
+    kernel_on_standardised_losses,
+    pool_fingerprint,
+    structure_layout,
+)
+from automl_surrogate_deeppipe.layout import Layout, Selector, TableSelector
 from automl_surrogate_deeppipe.metatrain import (
     PRESETS,
     Architecture,
     Checkpoint,
+    checkpoint_dir,
     meta_train,
 )
 from automl_surrogate_deeppipe.model import (
@@ -146,7 +158,7 @@ class DeepPipeSurrogate(Surrogate):
         self.meta_seed = meta_seed
         self._columns: list[EncodingColumn] | None = None
         self._layout: Layout | None = None
-        self._selector: Selector | None = None
+        self._selector: Selector | TableSelector | None = None
         #: the meta-trained weights (None: non-transfer)
         self._meta: Checkpoint | None = None
         #: non-transfer: the last fit's weights, where the next fit starts
@@ -169,11 +181,18 @@ class DeepPipeSurrogate(Surrogate):
         """Build the per-component layout from ``space``, and load or meta-train the weights
         its ``metadata`` / ``checkpoint`` name (without ``task``'s dataset)."""
         self._task = task
-        self._use_space(space)
-        if self.checkpoint is not None:
-            self._meta = self._checked(Checkpoint.load(Path(self.checkpoint)), str(self.checkpoint))
-        elif self.metadata is not None:
-            self.meta_fit(self._resolved_metadata(), space)
+        if self.checkpoint is None:
+            self._use_space(space)
+            if self.metadata is not None:
+                self.meta_fit(self._resolved_metadata(), space)
+            return
+        checkpoint = self._load_checkpoint()
+        structure = checkpoint.info.get("structure")
+        if structure:
+            self._use_structure(space, structure)
+        else:
+            self._use_space(space)
+        self._meta = self._checked(checkpoint, str(self.checkpoint))
 
     def meta_fit(self, metadata: MetaData, space: SearchSpace) -> None:
         """Meta-train on ``metadata`` (its pool: ``space``, or the meta-data's own pool when
@@ -259,6 +278,41 @@ class DeepPipeSurrogate(Surrogate):
         self._layout = Layout.of(columns, space.blocks(), numeric_ranges(space))
         self._selector = Selector(space)
 
+    def _use_structure(self, space: VectorSpace, structure: dict[str, Any]) -> None:
+        """The layout and selector a checkpoint brings (the authors' weights: their meta-data
+        file's structure), on the pool they were made for."""
+        pool = space.as_pool()
+        encodings = None if pool is None else np.asarray(pool.encodings, dtype=float)
+        if encodings is None or pool_fingerprint(encodings) != structure.get("pool"):
+            raise ValueError(
+                f"{WHERE}: checkpoint {self.checkpoint} was made for one pool of pipelines "
+                "(its encoders follow that meta-data file's structure); this space is another"
+            )
+        columns = list(space.columns())
+        self._columns = columns
+        self._layout = structure_layout(columns, structure)
+        self._selector = TableSelector(encodings, np.asarray(structure["selector"]))
+
+    def _load_checkpoint(self) -> Checkpoint:
+        """``checkpoint``'s file; ``authors:NAME`` from the cache, imported on first use."""
+        reference = str(self.checkpoint)
+        if not reference.startswith("authors:"):
+            return Checkpoint.load(Path(reference))
+        name = reference.removeprefix("authors:")
+        if name not in AUTHORS_CHECKPOINTS:
+            raise ValueError(
+                f"{WHERE}: checkpoint {reference!r}: the authors' are "
+                f"{', '.join('authors:' + n for n in AUTHORS_CHECKPOINTS)}"
+            )
+        path = checkpoint_dir() / f"authors-{name}.pt"
+        if path.exists():
+            return Checkpoint.load(path)
+        metadata = metadata_for(AUTHORS_CHECKPOINTS[name], None, self._task, WHERE)
+        checkpoint = authors_checkpoint(name, metadata)
+        if self.cache:
+            checkpoint.save(path)
+        return checkpoint
+
     def _use_columns(self, columns: list[EncodingColumn]) -> None:
         """Without a space: one stage, one component reading every column (a plain deep
         kernel over the whole row)."""
@@ -296,6 +350,8 @@ class DeepPipeSurrogate(Surrogate):
         state = self._meta.state if self._meta is not None else self._last_state
         if state is not None:
             model.load_state_dict(state)
+        if self._meta is not None and self._meta.info.get("targets") == ACCURACY_TARGETS:
+            kernel_on_standardised_losses(model, *self._scale)
         if self._meta is not None and self.new_components:
             self._reinitialise_new(model)
         return model
