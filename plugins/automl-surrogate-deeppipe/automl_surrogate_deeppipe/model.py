@@ -139,7 +139,7 @@ def fine_tune(
     """Adam on the NLL of one task's observations, updating ``parameters`` only; returns the
     best NLL reached (its weights restored). A step whose kernel matrix cannot be factorised
     ends the training at the best weights so far."""
-    optimiser = torch.optim.Adam(parameters, lr=settings.lr, foreach=True)
+    optimiser = torch.optim.Adam(parameters, lr=settings.lr, fused=True)
     best, best_values, calm, last = math.inf, _values(parameters), 0, math.inf
     for _ in range(settings.steps):
         optimiser.zero_grad()

@@ -150,9 +150,9 @@ class PipelineEmbedder(nn.Module):
             h = x
             for layer in self.encoders:
                 h = torch.relu(layer(h))
-            keep = hot[:, self.block_of]  # 1 on the active algorithms' blocks
+            keep = hot.index_select(1, self.block_of)  # 1 on the active algorithms' blocks
             stages = h.new_zeros(len(h), self.stage_width).index_add_(1, self.gather, h * keep)
-            h = torch.cat([stages, x[:, self.direct], hot], dim=1)
+            h = torch.cat([stages, x.index_select(1, self.direct), hot], dim=1)
         else:
             h = torch.cat([x, hot], dim=1)
         for layer in self.aggregation:
