@@ -322,3 +322,23 @@ def test_meta_training_leaves_the_tasks_own_dataset_out(family):
     assert keeping.meta_checkpoint.info["key"] != info["key"]
     with pytest.raises(ValueError, match="exclude_self"):
         DeepPipeSurrogate(exclude_self="yes")
+
+
+def test_large_row_sets_are_packed_once_and_changed_rows_repacked(family, monkeypatch):
+    from automl_surrogate_deeppipe import surrogate as module
+
+    monkeypatch.setattr(module, "PACKED_CACHE_ROWS", 50)
+    pool = family.pool
+    (rows, losses), (offered, _) = observed(family, "t15", 20)
+    model = prepared(DeepPipeSurrogate(**SMALL), pool).fit(rows, losses)
+    calls = []
+    pack = module.pack
+    monkeypatch.setattr(module, "pack", lambda X, s: calls.append(len(X)) or pack(X, s))
+    first = model.predict(offered)
+    again = model.predict(offered.copy())  # equal rows, another array: read back
+    assert calls == [len(offered)]
+    np.testing.assert_array_equal(first[0], again[0])
+    changed = offered[::-1].copy()  # same shape, other rows: packed again
+    mean, _ = model.predict(changed)
+    assert calls == [len(offered), len(offered)]
+    np.testing.assert_allclose(mean, first[0][::-1], rtol=1e-10)
