@@ -9,6 +9,12 @@ trials (Levy's minimum is 0).
 
     python benchmarks/smbo_overhead.py --strategies smbo:rf smbo:gp smac3 optuna-tpe \\
         --checkpoints 50 200 500
+
+``--space choice`` makes the problem a choice between two components, each with its own 10
+hyper-parameters (the second one's loss is Levy's plus 0.5), so that strategies over pipeline
+structure (mcts) can be timed beside the others:
+
+    python benchmarks/smbo_overhead.py --space choice --strategies mcts:rf smbo:rf optuna-tpe
 """
 
 from __future__ import annotations
@@ -39,6 +45,30 @@ def levy_space() -> PipelineSpace:
     return PipelineSpace("levy-10d", "regression", (stage,), assemble=lambda c, ctx: None)
 
 
+def levy_choice_space() -> PipelineSpace:
+    """Two components ``a`` and ``b`` of one choice stage, each with Levy's 10 inputs."""
+
+    def hyperparameters() -> ConfigurationSpace:
+        return ConfigurationSpace([Float(f"x{i}", (0.0, 1.0)) for i in range(DIMENSIONS)])
+
+    components = tuple(
+        PipelineComponent(name, "problem", lambda p, c: p, hyperparameters) for name in "ab"
+    )
+    stage = Stage("problem", components, choice=True)
+    return PipelineSpace("levy-choice", "regression", (stage,), assemble=lambda c, ctx: None)
+
+
+def levy_choice(config: dict) -> float:
+    """Levy's function of the chosen component's inputs, plus 0.5 for component ``b``."""
+    name = config["problem:__choice__"]
+    inputs = {f"problem:x{i}": config[f"problem:{name}:x{i}"] for i in range(DIMENSIONS)}
+    return levy(inputs) + (0.5 if name == "b" else 0.0)
+
+
+#: the problems: (space, loss of a configuration)
+PROBLEMS = {"levy": (levy_space, None), "choice": (levy_choice_space, levy_choice)}
+
+
 def levy(config: dict) -> float:
     """The Levy function, its domain [-10, 10]^d mapped to [0, 1]^d; minimum 0."""
     x = np.array([config[f"problem:x{i}"] for i in range(DIMENSIONS)]) * 20 - 10
@@ -56,16 +86,20 @@ def strategy_of(spec: str, plugins: Plugins, space: PipelineSpace, seed: int):
     return strategy
 
 
-def time_strategy(spec: str, plugins: Plugins, trials: int, seed: int) -> tuple[list, list]:
+def time_strategy(
+    spec: str, plugins: Plugins, trials: int, seed: int, problem: str = "levy"
+) -> tuple[list, list]:
     """Seconds of ask + tell for each trial, and the losses found."""
-    space = levy_space()
+    make_space, objective = PROBLEMS[problem]
+    objective = objective or levy
+    space = make_space()
     strategy = strategy_of(spec, plugins, space, seed)
     times, losses = [], []
     for i in range(trials):
         started = time.perf_counter()
         candidate = strategy.ask()
         elapsed = time.perf_counter() - started
-        loss = levy(candidate.config)
+        loss = objective(candidate.config)
         started = time.perf_counter()
         strategy.tell(Trial(i, candidate.config), Result(Status.OK, loss))
         times.append(elapsed + time.perf_counter() - started)
@@ -78,11 +112,12 @@ def main() -> None:
     parser.add_argument("--strategies", nargs="+", default=["smbo:rf", "smac3", "optuna-tpe"])
     parser.add_argument("--checkpoints", type=int, nargs="+", default=[50, 200, 500])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--space", choices=sorted(PROBLEMS), default="levy")
     args = parser.parse_args()
     plugins = load_plugins()
     trials = max(args.checkpoints) + WINDOW[1]
     print(
-        f"# {DIMENSIONS}-d Levy, {trials} trials, seed {args.seed}; "
+        f"# {DIMENSIONS}-d Levy ({args.space}), {trials} trials, seed {args.seed}; "
         f"{platform.machine()}, Python {platform.python_version()}"
     )
     header = " | ".join(f"n={c}" for c in args.checkpoints)
@@ -90,7 +125,7 @@ def main() -> None:
     print(f"\n| strategy | {header} | total s | {found} |")
     print("|---" * (2 + 2 * len(args.checkpoints)) + "|")
     for spec in args.strategies:
-        times, losses = time_strategy(spec, plugins, trials, args.seed)
+        times, losses = time_strategy(spec, plugins, trials, args.seed, args.space)
         cells = " | ".join(
             f"{statistics.median(times[c - WINDOW[0] - 1 : c + WINDOW[1]]) * 1e3:.1f}"
             for c in args.checkpoints
