@@ -32,6 +32,9 @@ def _configure_train(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--encoder-layers", type=int, default=1)
     parser.add_argument("--width-factor", type=int, default=8)
     parser.add_argument("--latent", type=int, default=20)
+    parser.add_argument(
+        "--depth", type=int, default=4, help="layers before the projection to Z (ℓ_e + ℓ_a)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--omit",
@@ -81,7 +84,9 @@ def _train(args: argparse.Namespace) -> int:
             metadata.pool,
             split=args.split[0] if args.split and len(args.split) == 1 else (args.split or "train"),
             validation=args.validation,
-            architecture=Architecture(args.encoder_layers, args.width_factor, args.latent),
+            architecture=Architecture(
+                args.encoder_layers, args.width_factor, args.latent, args.depth
+            ),
             settings=args.preset,
             seed=args.seed,
             omit=_omitted(args.omit),

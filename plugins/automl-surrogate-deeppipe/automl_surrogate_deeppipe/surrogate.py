@@ -94,6 +94,7 @@ from automl_surrogate_deeppipe.model import (
     posterior,
     torch_threads,
 )
+from automl_surrogate_deeppipe.network import DEPTH
 
 WHERE = "deeppipe surrogate"
 #: row sets at least this large have their packed inputs kept for the next call
@@ -116,6 +117,7 @@ class DeepPipeSurrogate(Surrogate):
         encoder_layers: int = 1,
         width_factor: int = 8,
         latent: int = 20,
+        depth: int = DEPTH,
         fine_tune: str = "all",
         steps: int = 100,
         lr: float = 1e-3,
@@ -137,8 +139,12 @@ class DeepPipeSurrogate(Surrogate):
             )
         if not isinstance(steps, int) or steps < 1:
             raise ValueError(f"steps: got {steps!r}, expected a positive integer")
-        if not 0 <= encoder_layers <= 3:
-            raise ValueError(f"encoder_layers: got {encoder_layers!r}, expected 0, 1, 2 or 3")
+        if not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"depth: got {depth!r}, expected a positive integer")
+        if not isinstance(encoder_layers, int) or not 0 <= encoder_layers < depth:
+            raise ValueError(
+                f"encoder_layers: got {encoder_layers!r}, expected 0 to {depth - 1} (depth {depth})"
+            )
         if width_factor < 1 or latent < 1:
             raise ValueError("width_factor and latent must be positive integers")
         if not isinstance(exclude_self, bool):
@@ -148,7 +154,7 @@ class DeepPipeSurrogate(Surrogate):
         self.metadata, self.metadata_params = metadata, dict(metadata_params or {})
         self.split, self.validation, self.preset = split, validation, preset
         self.checkpoint = checkpoint
-        self.architecture = Architecture(encoder_layers, width_factor, latent)
+        self.architecture = Architecture(encoder_layers, width_factor, latent, depth)
         self.fine_tune, self.steps, self.lr = fine_tune, steps, lr
         self.new_components = {k: list(v) for k, v in (new_components or {}).items()}
         self.omit = {k: list(v) for k, v in (omit or {}).items()}

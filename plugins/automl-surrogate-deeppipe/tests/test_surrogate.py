@@ -342,3 +342,13 @@ def test_large_row_sets_are_packed_once_and_changed_rows_repacked(family, monkey
     mean, _ = model.predict(changed)
     assert calls == [len(offered), len(offered)]
     np.testing.assert_allclose(mean, first[0][::-1], rtol=1e-10)
+
+
+def test_depth_sets_the_layers_before_the_projection(family):
+    pool = family.pool
+    (rows, losses), _ = observed(family, "t15", 12)
+    model = prepared(DeepPipeSurrogate(encoder_layers=0, depth=3, **SMALL), pool)
+    model.fit(rows, losses)
+    assert len(model._model.embedder.aggregation) == 3
+    with pytest.raises(ValueError, match=r"encoder_layers.*0 to 2"):
+        DeepPipeSurrogate(encoder_layers=3, depth=3)
