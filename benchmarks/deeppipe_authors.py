@@ -36,8 +36,9 @@ from automl_surrogate_deeppipe.authors import (
     authors_checkpoint,
     kernel_on_standardised_losses,
     structure_layout,
+    structure_selector,
 )
-from automl_surrogate_deeppipe.layout import Layout, Selector, TableSelector
+from automl_surrogate_deeppipe.layout import Layout, Selector
 from automl_surrogate_deeppipe.metatrain import Architecture, meta_train
 from automl_surrogate_deeppipe.model import (
     DTYPE,
@@ -103,7 +104,7 @@ def main() -> None:
             structure = checkpoint.info.get("structure")
             if structure:
                 layout = structure_layout(list(pool.columns()), structure)
-                selector = TableSelector(encodings, np.asarray(structure["selector"]))
+                selector = structure_selector(pool, structure)
             else:
                 layout = Layout.of(list(pool.columns()), pool.blocks(), numeric_ranges(pool))
                 selector = Selector(pool)

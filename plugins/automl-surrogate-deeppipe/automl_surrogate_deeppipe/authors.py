@@ -38,7 +38,8 @@ import torch
 
 from automl_core.cache import fetch_package
 from automl_core.contracts import MetaData
-from automl_surrogate_deeppipe.layout import Layout
+from automl_core.pool_space import PoolSpace
+from automl_surrogate_deeppipe.layout import Layout, Selector
 from automl_surrogate_deeppipe.metatrain import Architecture, Checkpoint
 from automl_surrogate_deeppipe.model import DTYPE, NETWORK_DTYPE, DeepKernelGP
 
@@ -107,6 +108,18 @@ def structure_layout(columns: Any, structure: dict[str, Any]) -> Layout:
         structure["stage_algorithms"],
         structure["stage_names"],
     )
+
+
+def structure_selector(pool: PoolSpace, structure: dict[str, Any]) -> Selector:
+    """Per pool row, its algorithm per stage of the structure: the core's row lookup on the
+    same pool with the file's ``list_for_selector`` as its stage choices."""
+    restructured = PoolSpace(
+        pool.name,
+        pool.encodings,
+        stage_names=tuple(structure["stage_names"]),
+        stage_choices=np.asarray(structure["selector"], dtype=np.int64),
+    )
+    return Selector(restructured)
 
 
 def authors_checkpoint(name: str, metadata: MetaData) -> Checkpoint:

@@ -197,24 +197,3 @@ class Selector(ComponentSelector):
 
     def __init__(self, space: VectorSpace) -> None:
         super().__init__(space, "deeppipe")
-
-
-class TableSelector:
-    """Per pool row, its selector from a table given with the checkpoint (a DeepPipe file's
-    ``list_for_selector``, one row per candidate), found by the row's encoding."""
-
-    def __init__(self, encodings: np.ndarray, selector: np.ndarray) -> None:
-        encodings = np.ascontiguousarray(encodings, dtype=float)
-        if len(encodings) != len(selector):
-            raise ValueError(
-                f"deeppipe: the selector table has {len(selector)} rows, the pool {len(encodings)}"
-            )
-        self._by_row = {row.tobytes(): i for i, row in enumerate(encodings)}
-        self._selector = np.asarray(selector, dtype=np.int64)
-
-    def __call__(self, rows: np.ndarray) -> np.ndarray:
-        rows = np.ascontiguousarray(rows, dtype=float)
-        found = [self._by_row.get(row.tobytes()) for row in rows]
-        if any(f is None for f in found):
-            raise ValueError("deeppipe: a row is not a candidate of the checkpoint's pool")
-        return self._selector[np.asarray(found, dtype=np.int64)]

@@ -20,8 +20,8 @@ from automl_surrogate_deeppipe.authors import (
     authors_checkpoint,
     kernel_on_standardised_losses,
     structure_layout,
+    structure_selector,
 )
-from automl_surrogate_deeppipe.layout import TableSelector
 from automl_surrogate_deeppipe.metatrain import Architecture
 from automl_surrogate_deeppipe.model import DTYPE, pack, posterior
 from automl_surrogate_deeppipe.surrogate import DeepPipeSurrogate
@@ -112,7 +112,7 @@ def test_our_network_computes_the_authors_embedding(made_up):
     model, layout = loaded_model(checkpoint, metadata)
     encodings = metadata.pool.encodings
     selector = np.asarray(metadata.info["list_for_selector"])
-    rows = TableSelector(encodings, selector)(encodings)
+    rows = structure_selector(metadata.pool, checkpoint.info["structure"])(encodings)
     with torch.no_grad():
         ours = model.embed(pack(layout.transform(encodings), rows)).numpy()
     theirs = authors_forward(made_up, encodings, selector)
@@ -131,7 +131,7 @@ def test_the_accuracy_scale_gp_becomes_the_same_gp_on_standardised_losses(made_u
     metadata = deeppipe_file_metadata()
     checkpoint = authors_checkpoint("DeepPipeTOboe2", metadata)
     encodings, losses = metadata.pool.encodings, metadata.performance[0]
-    selector = TableSelector(encodings, np.asarray(metadata.info["list_for_selector"]))
+    selector = structure_selector(metadata.pool, checkpoint.info["structure"])
     train, test = slice(0, 30), slice(30, None)
 
     raw, layout = loaded_model(checkpoint, metadata)
@@ -149,6 +149,36 @@ def test_the_accuracy_scale_gp_becomes_the_same_gp_on_standardised_losses(made_u
 
     np.testing.assert_allclose(loss_mean * scale + mean, 1 - accuracy_mean, rtol=1e-6)
     np.testing.assert_allclose(loss_std * scale, accuracy_std, rtol=1e-6)
+
+
+def accuracy_gp_posterior(checkpoint, metadata, train, test):
+    """The authors' GP as they use it: on accuracies, unconverted."""
+    model, layout = loaded_model(checkpoint, metadata)
+    encodings, losses = metadata.pool.encodings, metadata.performance[0]
+    selector = structure_selector(metadata.pool, checkpoint.info["structure"])
+    inputs = pack(layout.transform(encodings), selector(encodings))
+    accuracy = torch.as_tensor(1 - losses[train], dtype=DTYPE)
+    model.set_train_data(inputs[train], accuracy, strict=False)
+    return posterior(model, inputs[test])
+
+
+def test_a_fit_starts_from_the_authors_gp_on_the_losses_scale(made_up, tmp_path):
+    """With nothing learnt (lr 0), the surrogate predicts what the authors' GP on
+    accuracies predicts, turned into losses: the fit converted the stored GP."""
+    metadata = deeppipe_file_metadata()
+    path = tmp_path / "authors.pt"
+    checkpoint = authors_checkpoint("DeepPipeTOboe2", metadata)
+    checkpoint.save(path)
+    surrogate = DeepPipeSurrogate(checkpoint=path, fine_tune="kernel", steps=1, lr=0.0)
+    surrogate.prepare(metadata.pool.columns())
+    surrogate.prepare_space(metadata.pool)
+    rows, losses = metadata.pool.encodings, metadata.performance[0]
+    mean, std = surrogate.fit(rows[:30], losses[:30]).predict(rows[30:])
+    accuracy_mean, accuracy_std = accuracy_gp_posterior(
+        checkpoint, metadata, slice(0, 30), slice(30, None)
+    )
+    np.testing.assert_allclose(mean, 1 - accuracy_mean, rtol=1e-5)
+    np.testing.assert_allclose(std, accuracy_std, rtol=1e-4)
 
 
 def test_the_surrogate_uses_an_authors_checkpoint_on_its_pool_only(made_up, tmp_path):
