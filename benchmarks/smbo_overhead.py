@@ -15,6 +15,13 @@ hyper-parameters (the second one's loss is Levy's plus 0.5), so that strategies 
 structure (mcts) can be timed beside the others:
 
     python benchmarks/smbo_overhead.py --space choice --strategies mcts:rf smbo:rf optuna-tpe
+
+Strategies that race budgets (``hyperband``, ``successive_halving``, ``asha``; with a surrogate,
+BOHB's model-based sampling) get a budget range of 1/27 to 1 (``subsample``) and a loss that
+is Levy's plus ``0.1 * (1 - budget)``, a low budget a slightly pessimistic view of the same
+function; a checkpoint n then counts trials at any budget:
+
+    python benchmarks/smbo_overhead.py --strategies hyperband:rf smbo:rf optuna-tpe
 """
 
 from __future__ import annotations
@@ -27,12 +34,14 @@ import time
 import numpy as np
 from ConfigSpace import ConfigurationSpace, Float
 
-from automl_core.contracts import SearchContext
+from automl_core.contracts import Fidelity, SearchContext
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.space import PipelineComponent, PipelineSpace, Stage
 from automl_core.trial import Result, Status, Trial
 
 DIMENSIONS = 10
+#: the budget range given to strategies that race budgets
+FIDELITY = Fidelity("subsample", 1 / 27, 1.0)
 WINDOW = (4, 5)  # trials before and after a checkpoint
 
 
@@ -82,7 +91,10 @@ def strategy_of(spec: str, plugins: Plugins, space: PipelineSpace, seed: int):
     name, _, surrogate = spec.partition(":")
     strategy = plugins.create("search_strategy", name)
     factory = (lambda: plugins.create("surrogate", surrogate)) if surrogate else None
-    strategy.setup(SearchContext(space=space, seed=seed, surrogate_factory=factory))
+    fidelity = FIDELITY if getattr(strategy, "races_budgets", False) else None
+    strategy.setup(
+        SearchContext(space=space, seed=seed, surrogate_factory=factory, fidelity=fidelity)
+    )
     return strategy
 
 
@@ -100,8 +112,11 @@ def time_strategy(
         candidate = strategy.ask()
         elapsed = time.perf_counter() - started
         loss = objective(candidate.config)
+        if candidate.budget is not None:  # a low budget: a slightly pessimistic view
+            loss += 0.1 * (1.0 - candidate.budget)
         started = time.perf_counter()
-        strategy.tell(Trial(i, candidate.config), Result(Status.OK, loss))
+        trial = Trial(i, candidate.config, candidate.budget)
+        strategy.tell(trial, Result(Status.OK, loss))
         times.append(elapsed + time.perf_counter() - started)
         losses.append(loss)
     return times, losses

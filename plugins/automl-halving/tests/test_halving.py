@@ -483,6 +483,23 @@ def test_bohb_on_a_pipeline_space_proposes_valid_new_configurations():
     assert np.mean(by_model) < np.mean(by_chance)
 
 
+def test_bohb_on_a_pipeline_space_keeps_candidates_encoded(monkeypatch):
+    """Candidates are scored as rows; only a chosen row becomes a configuration, and a
+    configuration the sampler proposed is never encoded again to fit the model."""
+    space = pipeline_space()
+    strategy = Hyperband(min_points=4, n_candidates=64)
+    started(strategy, space, surrogate_factory=ForestSurrogate)
+    encoded, decoded = [], []
+    original_encode, original_decode = space.encode, space.decode
+    monkeypatch.setattr(space, "encode", lambda c: encoded.append(len(c)) or original_encode(c))
+    monkeypatch.setattr(space, "decode", lambda v: decoded.append(1) or original_decode(v))
+    trials = drive_pipeline(strategy, space, 40)
+    new = [t for t in trials if t.origin != "promotion"]
+    assert sum(t.origin.startswith("model@") for t in new) >= 8
+    assert encoded == []  # every observed configuration was proposed here, as a row
+    assert len(decoded) < 2 * len(new)  # not one per scored candidate (64+ per model sample)
+
+
 class NearestToTheBest(Surrogate):
     """Predicts a loss growing with the distance to the best configuration fitted on, with a
     constant spread: expected improvement is then highest for the nearest candidate."""
@@ -499,13 +516,13 @@ def test_model_candidates_include_neighbours_of_the_best(monkeypatch):
     space = pipeline_space()
     asked_about, offered = [], set()
 
-    def neighbours(config, rng, n):
-        found = PipelineSpace.neighbours(space, config, rng, n)
-        asked_about.append(space.key(config))
-        offered.update(space.key(c) for c in found)
+    def neighbour_vectors(vector, rng, n):
+        found = PipelineSpace.neighbour_vectors(space, vector, rng, n)
+        asked_about.append(space.key(space.decode(vector)))
+        offered.update(space.key(space.decode(row)) for row in found)
         return found
 
-    monkeypatch.setattr(space, "neighbours", neighbours)
+    monkeypatch.setattr(space, "neighbour_vectors", neighbour_vectors)
     strategy = SuccessiveHalving(min_points=4, random_fraction=0.0, n_candidates=4)
     started(strategy, space, surrogate_factory=NearestToTheBest)
     trials = drive_pipeline(strategy, space, 5)
