@@ -172,8 +172,33 @@ def target_embedding(distances: np.ndarray, dimension: int, seed: int = 42) -> n
     distances = _square(distances, "distances")
     if not 1 <= dimension <= len(distances):
         raise ValueError(f"dimension must be in [1, {len(distances)}], got {dimension}")
-    embedding = _mds(dimension, seed).fit_transform(distances)
+    mds = _mds(dimension, seed)
+    start = _classical_start(distances, dimension, seed) if mds.n_init == 1 else None
+    embedding = mds.fit_transform(distances, init=start)
     return _standardise_columns(embedding)
+
+
+def _classical_start(distances: np.ndarray, dimension: int, seed: int) -> np.ndarray | None:
+    """Classical MDS of ``distances`` for SMACOF to start from, when scikit-learn's own would
+    fail; None otherwise (its own start is then used, as before).
+
+    Optimal-transport distances are not Euclidean: the double-centred squared distances can
+    have fewer than ``dimension`` positive eigenvalues (15 KEEL datasets, dimension 9), and
+    scikit-learn takes the square root of the negative ones: a start of NaN, and an error.
+    Here their coordinates start as small seeded noise instead (a zero column would stay zero
+    through SMACOF's updates), so the iterations can still use those dimensions.
+    """
+    squared = distances**2
+    centred = squared - squared.mean(axis=0) - squared.mean(axis=1)[:, None] + squared.mean()
+    values, vectors = np.linalg.eigh(-0.5 * centred)
+    top = np.argsort(values)[::-1][:dimension]
+    positive = values[top] > 1e-9 * max(float(values.max()), 1e-12)  # not round-off
+    if positive.all():
+        return None
+    start = vectors[:, top] * np.sqrt(np.clip(values[top], 0.0, None))
+    scale = max(float(np.abs(start).max()), float(distances.max()), 1e-12)
+    noise = np.random.default_rng(seed).normal(0.0, 1e-3 * scale, start.shape)
+    return np.where(positive, start, noise)
 
 
 def _mds(dimension: int, seed: int) -> MDS:

@@ -141,6 +141,22 @@ def test_target_embedding_is_standardised_and_keeps_neighbours() -> None:
     np.testing.assert_array_equal(embedding, target_embedding(distances / distances.max(), 3))
 
 
+def test_target_embedding_of_non_euclidean_distances_is_finite() -> None:
+    """Distances whose double-centred squares have fewer positive eigenvalues than the
+    dimension asked for (optimal-transport distances can be so): a finite embedding, not
+    scikit-learn's NaN start and error."""
+    rng = np.random.default_rng(5)
+    distances = rng.uniform(0.5, 1.0, size=(12, 12))
+    distances = np.triu(distances, 1) + np.triu(distances, 1).T
+    squared = distances**2
+    centred = squared - squared.mean(axis=0) - squared.mean(axis=1)[:, None] + squared.mean()
+    assert (np.linalg.eigvalsh(-0.5 * centred) > 1e-9).sum() < 10
+    embedding = target_embedding(distances, 10, seed=42)
+    assert embedding.shape == (12, 10)
+    assert np.isfinite(embedding).all()
+    np.testing.assert_array_equal(embedding, target_embedding(distances, 10, seed=42))
+
+
 # --- NDCG@k -------------------------------------------------------------------------------------
 
 
