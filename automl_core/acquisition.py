@@ -1,5 +1,5 @@
-"""What model-based search strategies share: a surrogate prepared for the search, expected
-improvement, picking the best-scoring
+"""What model-based search strategies share: a surrogate prepared for the search, random
+candidate rows drawn from a stock, expected improvement, picking the best-scoring
 candidate with ties broken at random, and ranking a pool's candidates.
 
 These live in the core rather than in one plugin so that any strategy -- automl-smbo,
@@ -36,6 +36,27 @@ MIN_STD = 1e-12
 #: Scores within this of the highest count as tied for the best in :func:`random_best`
 #: (EI computed for equal predictions can differ in the last bits).
 TIE_TOLERANCE = 1e-12
+
+
+class RandomRows:
+    """Random encoded rows of a space, sampled ``batch`` at a time and handed out in order.
+
+    ConfigSpace's sampling costs several milliseconds a call whatever its size up to a few
+    thousand rows, more than the rest of an ask on a small space: an acquisition optimiser
+    that wants fresh random candidates at every ask takes them from this stock.
+    """
+
+    def __init__(self, batch: int) -> None:
+        self.batch = batch
+        self._stock = np.empty((0, 0))
+
+    def take(self, space: VectorSpace, rng: np.random.Generator, n: int) -> np.ndarray:
+        """The next ``n`` rows; a new stock of ``max(n, batch)`` is sampled when fewer are left
+        (the rest of the old one is dropped)."""
+        if len(self._stock) < n:
+            self._stock = space.sample_vectors(rng, max(n, self.batch))
+        rows, self._stock = self._stock[:n], self._stock[n:]
+        return rows
 
 
 def expected_improvement(

@@ -91,7 +91,7 @@ def strategy_of(spec: str, plugins: Plugins, space: PipelineSpace, seed: int):
     name, _, surrogate = spec.partition(":")
     strategy = plugins.create("search_strategy", name)
     factory = (lambda: plugins.create("surrogate", surrogate)) if surrogate else None
-    fidelity = FIDELITY if getattr(strategy, "races_budgets", False) else None
+    fidelity = FIDELITY if strategy.races_budgets else None
     strategy.setup(
         SearchContext(space=space, seed=seed, surrogate_factory=factory, fidelity=fidelity)
     )

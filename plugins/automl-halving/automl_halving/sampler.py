@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from automl_core.acquisition import (
+    RandomRows,
     best_first,
     expected_improvement,
     failures_as_worst,
@@ -97,16 +98,18 @@ class NewConfigurations:
         #: per budget: configuration key -> (configuration, loss); failures count as the
         #: worst loss at that budget
         self.observations: dict[float, dict[str, tuple[Config, float]]] = defaultdict(dict)
+        #: a pipeline space: candidates are scored as encoded rows, decoded only when chosen
+        self.on_rows = self.vectors is not None and self.pool is None
         #: configuration key -> encoded row, for every configuration proposed or told
-        #: (a pipeline space only: the model is fitted on these rows without re-encoding)
+        #: (on rows only: the model is fitted on these rows without re-encoding)
         self.rows: dict[str, np.ndarray] = {}
-        #: random rows sampled ahead, consumed from the front (a pipeline space only)
-        self.stock = np.empty((0, 0))
+        #: random rows sampled ahead (on rows only)
+        self.stock = RandomRows(STOCK)
 
     def observe(self, config: Config, budget: float, loss: float) -> None:
         key = self.space.key(config)
         self._see(key, config)
-        if self.vectors is not None and self.pool is None and key not in self.rows:
+        if self.on_rows and key not in self.rows:
             self.rows[key] = self.space.encode([config])[0]  # a result not proposed here
         self.asked(config, budget)
         self.observations[budget][key] = (config, loss)
@@ -139,8 +142,8 @@ class NewConfigurations:
             budget = self._model_budget()
             if budget is not None:
                 chosen = self._by_model(budget)
-                if chosen is not None and self._claim(chosen):
-                    return Candidate(chosen, origin=f"model@{budget:g}")
+                if chosen is not None and self._claim(*chosen):  # (configuration, row)
+                    return Candidate(chosen[0], origin=f"model@{budget:g}")
         if self.unseen is not None:  # a pool: draw among the unseen, until it runs out
             unseen = np.flatnonzero(self.unseen)
             if not unseen.size:
@@ -150,7 +153,7 @@ class NewConfigurations:
             return Candidate(config, origin="random")
         if self.vectors is not None:  # decode lazily: a configuration costs more than a row
             for _ in range(20):
-                for row in self._random_rows(32):
+                for row in self.stock.take(self.vectors, self.rng, 32):
                     config = self.vectors.decode(row)
                     if self._claim(config, row):
                         return Candidate(config, origin="random")
@@ -160,14 +163,6 @@ class NewConfigurations:
                 if self._claim(config):
                     return Candidate(config, origin="random")
         return None
-
-    def _random_rows(self, n: int) -> np.ndarray:
-        """``n`` random encoded rows from the stock, sampled ``STOCK`` at a time."""
-        assert self.vectors is not None
-        if len(self.stock) < n:
-            self.stock = self.vectors.sample_vectors(self.rng, max(n, STOCK))
-        rows, self.stock = self.stock[:n], self.stock[n:]
-        return rows
 
     def _claim(self, config: Config, row: np.ndarray | None = None) -> bool:
         """Mark ``config`` (encoded as ``row``, when the caller has it) as proposed; False if
@@ -193,17 +188,18 @@ class NewConfigurations:
         enough = [b for b, seen in self.observations.items() if len(seen) >= self.min_points]
         return max(enough) if enough else None
 
-    def _by_model(self, budget: float) -> Config | None:
+    def _by_model(self, budget: float) -> tuple[Config, np.ndarray | None] | None:
         """The candidate of highest expected improvement under the surrogate fitted on the
-        results at ``budget`` (failures as the worst of them); None when there is no
-        candidate left, or fewer than two finished results."""
+        results at ``budget`` (failures as the worst of them), with its encoded row when it
+        was scored as one; None when there is no candidate left, or fewer than two finished
+        results."""
         assert self.surrogate is not None
         observed = self.observations[budget]
         losses = np.array([loss for _, loss in observed.values()], dtype=float)
         if np.isfinite(losses).sum() < 2:
             return None
         losses = failures_as_worst(losses)
-        if self.vectors is not None and self.pool is None:
+        if self.on_rows:
             return self._by_model_on_rows(list(observed), losses)
         configs = [config for config, _ in observed.values()]
         candidates, rows = self._candidates(configs, losses)
@@ -212,16 +208,18 @@ class NewConfigurations:
         self.surrogate.fit(self.space.encode(configs), losses)
         mean, std = self.surrogate.predict(rows)
         scores = expected_improvement(np.asarray(mean), np.asarray(std), float(losses.min()))
-        return candidates[random_best(scores, self.rng)]
+        return candidates[random_best(scores, self.rng)], None
 
-    def _by_model_on_rows(self, keys: list[str], losses: np.ndarray) -> Config | None:
+    def _by_model_on_rows(
+        self, keys: list[str], losses: np.ndarray
+    ) -> tuple[Config, np.ndarray] | None:
         """``_by_model`` on a pipeline space: random rows and neighbours of the three best
         observed are scored encoded, and the best-scoring row whose configuration was never
         proposed is decoded."""
         assert self.surrogate is not None and self.vectors is not None
         observed = np.vstack([self.rows[key] for key in keys])
         self.surrogate.fit(observed, losses)
-        rows = [self._random_rows(self.n_candidates)]
+        rows = [self.stock.take(self.vectors, self.rng, self.n_candidates)]
         for index in np.argsort(losses)[:3]:
             rows.append(self.vectors.neighbour_vectors(observed[index], self.rng, NEIGHBOUR_STEPS))
         candidates = np.vstack([r for r in rows if len(r)])
@@ -230,8 +228,7 @@ class NewConfigurations:
         for index in best_first(scores, self.rng):
             config = self.vectors.decode(candidates[index])
             if self.space.key(config) not in self.seen:
-                self.rows[self.space.key(config)] = candidates[index]
-                return config
+                return config, candidates[index]
         return None
 
     def _candidates(

@@ -173,7 +173,8 @@ def target_embedding(distances: np.ndarray, dimension: int, seed: int = 42) -> n
     if not 1 <= dimension <= len(distances):
         raise ValueError(f"dimension must be in [1, {len(distances)}], got {dimension}")
     mds = _mds(dimension, seed)
-    start = _classical_start(distances, dimension, seed) if mds.n_init == 1 else None
+    classical = getattr(mds, "init", None) == "classical_mds"  # else random starts: no NaN
+    start = _classical_start(distances, dimension, seed) if classical else None
     embedding = mds.fit_transform(distances, init=start)
     return _standardise_columns(embedding)
 
@@ -183,7 +184,7 @@ def _classical_start(distances: np.ndarray, dimension: int, seed: int) -> np.nda
     fail; None otherwise (its own start is then used, as before).
 
     Optimal-transport distances are not Euclidean: the double-centred squared distances can
-    have fewer than ``dimension`` positive eigenvalues (15 KEEL datasets, dimension 9), and
+    have fewer than ``dimension`` positive eigenvalues (15 KEEL datasets, dimension 14), and
     scikit-learn takes the square root of the negative ones: a start of NaN, and an error.
     Here their coordinates start as small seeded noise instead (a zero column would stay zero
     through SMACOF's updates), so the iterations can still use those dimensions.

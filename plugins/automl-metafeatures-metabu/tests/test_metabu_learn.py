@@ -7,11 +7,13 @@ import itertools
 import math
 import pickle
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import ot
 import pytest
+import sklearn.manifold
 import torch
 
 # Importable from a checkout too, before the plugin is installed.
@@ -148,9 +150,11 @@ def test_target_embedding_of_non_euclidean_distances_is_finite() -> None:
     rng = np.random.default_rng(5)
     distances = rng.uniform(0.5, 1.0, size=(12, 12))
     distances = np.triu(distances, 1) + np.triu(distances, 1).T
-    squared = distances**2
-    centred = squared - squared.mean(axis=0) - squared.mean(axis=1)[:, None] + squared.mean()
-    assert (np.linalg.eigvalsh(-0.5 * centred) > 1e-9).sum() < 10
+    if hasattr(sklearn.manifold, "ClassicalMDS"):  # the start that failed on such distances
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # sqrt of negative eigenvalues
+            own = sklearn.manifold.ClassicalMDS(n_components=10, metric="precomputed")
+            assert np.isnan(own.fit_transform(distances)).any()
     embedding = target_embedding(distances, 10, seed=42)
     assert embedding.shape == (12, 10)
     assert np.isfinite(embedding).all()

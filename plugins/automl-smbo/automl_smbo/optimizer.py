@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automl_core.acquisition import Score, best_first, rank_pool
+from automl_core.acquisition import RandomRows, Score, best_first, rank_pool
 from automl_core.component_rows import ComponentSelector, components_alone, stage_position
 from automl_core.space import VectorSpace
 
@@ -73,7 +73,7 @@ class LocalSearch:
         self.neighbours_per_number = neighbours_per_number
         self.refresh = min(refresh, n_random)
         self.reservoir: np.ndarray | None = None
-        self.stock = np.empty((0, 0))
+        self.stock = RandomRows(self.refresh * STOCK_REFRESHES)
 
     def random_rows(self, space: VectorSpace, rng: np.random.Generator) -> np.ndarray:
         """The reservoir of random candidates, with ``refresh`` rows replaced."""
@@ -81,15 +81,8 @@ class LocalSearch:
             self.reservoir = space.sample_vectors(rng, self.n_random)
         else:
             replaced = rng.choice(self.n_random, self.refresh, replace=False)
-            self.reservoir[replaced] = self._fresh_rows(space, rng)
+            self.reservoir[replaced] = self.stock.take(space, rng, self.refresh)
         return self.reservoir
-
-    def _fresh_rows(self, space: VectorSpace, rng: np.random.Generator) -> np.ndarray:
-        """``refresh`` random rows never scored before, from the stock."""
-        if len(self.stock) < self.refresh:
-            self.stock = space.sample_vectors(rng, self.refresh * STOCK_REFRESHES)
-        rows, self.stock = self.stock[: self.refresh], self.stock[self.refresh :]
-        return rows
 
     def rank(
         self, space: VectorSpace, score: Score, starts: np.ndarray, rng: np.random.Generator

@@ -127,20 +127,31 @@ def test_a_network_of_another_encoding_is_refused(monkeypatch):
         authors_checkpoint("DeepPipePMF", deeppipe_file_metadata())
 
 
+def packed_pool(checkpoint, metadata, layout):
+    """The network's inputs for every pipeline of the pool, by the authors' structure."""
+    encodings = metadata.pool.encodings
+    selector = structure_selector(metadata.pool, checkpoint.info["structure"])
+    return pack(layout.transform(encodings), selector(encodings))
+
+
+def accuracy_gp_posterior(checkpoint, metadata, train, test):
+    """The authors' GP as they use it: on accuracies, unconverted."""
+    model, layout = loaded_model(checkpoint, metadata)
+    inputs = packed_pool(checkpoint, metadata, layout)
+    accuracy = torch.as_tensor(1 - metadata.performance[0][train], dtype=DTYPE)
+    model.set_train_data(inputs[train], accuracy, strict=False)
+    return posterior(model, inputs[test])
+
+
 def test_the_accuracy_scale_gp_becomes_the_same_gp_on_standardised_losses(made_up):
     metadata = deeppipe_file_metadata()
     checkpoint = authors_checkpoint("DeepPipeTOboe2", metadata)
-    encodings, losses = metadata.pool.encodings, metadata.performance[0]
-    selector = structure_selector(metadata.pool, checkpoint.info["structure"])
+    losses = metadata.performance[0]
     train, test = slice(0, 30), slice(30, None)
+    accuracy_mean, accuracy_std = accuracy_gp_posterior(checkpoint, metadata, train, test)
 
-    raw, layout = loaded_model(checkpoint, metadata)
-    inputs = pack(layout.transform(encodings), selector(encodings))
-    accuracy = torch.as_tensor(1 - losses[train], dtype=DTYPE)
-    raw.set_train_data(inputs[train], accuracy, strict=False)
-    accuracy_mean, accuracy_std = posterior(raw, inputs[test])
-
-    ours, _ = loaded_model(checkpoint, metadata)
+    ours, layout = loaded_model(checkpoint, metadata)
+    inputs = packed_pool(checkpoint, metadata, layout)
     mean, scale = float(losses[train].mean()), float(losses[train].std())
     kernel_on_standardised_losses(ours, mean, scale)
     standardised = torch.as_tensor((losses[train] - mean) / scale, dtype=DTYPE)
@@ -149,17 +160,6 @@ def test_the_accuracy_scale_gp_becomes_the_same_gp_on_standardised_losses(made_u
 
     np.testing.assert_allclose(loss_mean * scale + mean, 1 - accuracy_mean, rtol=1e-6)
     np.testing.assert_allclose(loss_std * scale, accuracy_std, rtol=1e-6)
-
-
-def accuracy_gp_posterior(checkpoint, metadata, train, test):
-    """The authors' GP as they use it: on accuracies, unconverted."""
-    model, layout = loaded_model(checkpoint, metadata)
-    encodings, losses = metadata.pool.encodings, metadata.performance[0]
-    selector = structure_selector(metadata.pool, checkpoint.info["structure"])
-    inputs = pack(layout.transform(encodings), selector(encodings))
-    accuracy = torch.as_tensor(1 - losses[train], dtype=DTYPE)
-    model.set_train_data(inputs[train], accuracy, strict=False)
-    return posterior(model, inputs[test])
 
 
 def test_a_fit_starts_from_the_authors_gp_on_the_losses_scale(made_up, tmp_path):
