@@ -1,7 +1,8 @@
-"""Publishing a plugin for real: the template's wheel and sdist uploaded to a package index
-(pypiserver, on the loopback address), installed by name into a fresh virtual environment
-with the core from the same index, checked by the conformance kit there, used by a recipe;
-then a new version published and upgraded to.
+"""Publishing a third-party plugin for real: the template's wheel and sdist uploaded to a
+package index (pypiserver, on the loopback address), installed by name into a fresh virtual
+environment with the core from the same index, found through its entry point, checked by the
+conformance kit there, used by a recipe; then a new version published and upgraded to.
+(One environment for all of it: creating one takes minutes on a slow 2-core machine.)
 
 Dependencies of the core (numpy, scikit-learn...) come from the indexes pip is configured
 with; the automl packages exist only on the test's own index, which the install report
@@ -26,6 +27,7 @@ from pathlib import Path
 import pytest
 from packages import ROOT, hillclimb_recipe, sh, wheels
 
+from automl_core.history import RunHistory
 from automl_core.testing import checks_for
 
 TEMPLATE = ROOT / "contrib" / "plugin-template"
@@ -139,10 +141,15 @@ def install(env: Path, index_url: str, *requirements: str, report: Path) -> dict
     }
 
 
+def listing(env: Path) -> dict:
+    """``automl plugins --json`` in ``env``: its components by (kind, name), and the rest."""
+    listed = json.loads(sh(env / "bin" / "automl", "plugins", "--json"))
+    listed["components"] = {(c["kind"], c["name"]): c for c in listed["components"]}
+    return listed
+
+
 def listed_version(env: Path) -> str:
-    listing = json.loads(sh(env / "bin" / "automl", "plugins", "--json"))
-    by_name = {(c["kind"], c["name"]): c for c in listing["components"]}
-    return by_name[("search_strategy", "hillclimb")]["version"]
+    return listing(env)["components"][("search_strategy", "hillclimb")]["version"]
 
 
 def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
@@ -166,7 +173,13 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
     )
     assert set(sources) == {"automl-core", "automl-hillclimb", "automl-sklearn"}
     assert all(url.startswith(index) for url in sources.values()), sources
-    assert listed_version(env) == "0.1.0"
+    listed = listing(env)  # found through its entry point, with its distribution and params
+    hillclimb = listed["components"][("search_strategy", "hillclimb")]
+    assert (hillclimb["distribution"], hillclimb["version"]) == ("automl-hillclimb", "0.1.0")
+    assert hillclimb["parameters"] == {"restart_probability": 0.2}
+    space = listed["components"][("space", "autosklearn-classification")]
+    assert space["distribution"] == "automl-sklearn"
+    assert listed["broken"] == [] and listed["conflicts"] == []
 
     # the conformance kit, run against the installed plugin from outside this repository
     kit = sh(
@@ -185,9 +198,15 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
     strategy_checks = len(list(checks_for("search_strategy")))  # hillclimb is a strategy
     assert re.search(rf"^{strategy_checks} passed in ", kit, re.MULTILINE), kit
 
-    recipe = hillclimb_recipe(tmp_path, 4)
+    search = "{strategy: hillclimb, params: {restart_probability: 0.5}}"
+    recipe = hillclimb_recipe(tmp_path, 6, search)
     out = sh(env / "bin" / "automl", "run", recipe, "--out", tmp_path / "run", "--quiet")
-    assert "trials: 4" in out
+    assert "trials: 6" in out
+    assert "6 trials on sklearn:iris" in sh(env / "bin" / "automl", "show", tmp_path / "run")
+    with RunHistory(tmp_path / "run" / "history.sqlite") as history:
+        origins = [t.trial.origin for t in history.trials()]
+    # "neighbour" is only ever proposed by the plugin's strategy: proof that it ran.
+    assert set(origins) <= {"random", "neighbour"} and "neighbour" in origins
 
     for path in build(template_at("0.2.0", tmp_path), tmp_path / "second"):
         upload(index, path)

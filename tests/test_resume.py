@@ -66,14 +66,15 @@ def test_resume_refuses_a_changed_search_and_a_missing_run(plugins, tmp_path):
 
 def test_sigkill_mid_search_then_resume(tmp_path, capsys):
     """The real command, killed with SIGKILL while trials run, then ``automl resume``."""
-    budget = 40
+    budget = 20
+    quick = {  # pipelines of a fraction of a second: the kill lands mid-search, not mid-trial
+        "classifier": ["decision_tree", "k_nearest_neighbors"],
+        "feature_preprocessor": ["no_preprocessing"],
+    }
     recipe = {
         "name": "killed",
         "task": {"dataset": "sklearn:digits", "metric": "accuracy"},
-        "space": {
-            "name": "autosklearn-classification",
-            "params": {"include": {"classifier": ["decision_tree", "k_nearest_neighbors"]}},
-        },
+        "space": {"name": "autosklearn-classification", "params": {"include": quick}},
         "search": "random",
         "budget": {"trials": budget},
         "seed": 5,

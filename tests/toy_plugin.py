@@ -53,19 +53,17 @@ class SleepingEstimator(CrashingEstimator):
         return self
 
 
+SLEEPING = PipelineComponent(
+    "sleeping", "classifier", lambda p, c: SleepingEstimator(), tasks=frozenset({"classification"})
+)
+
+
 class HangingPlugin:
     """A classifier whose fit hangs, added to the toy space only where a test loads it."""
 
     @hookimpl
     def register_components(self, register: Any) -> None:
-        register(
-            PipelineComponent(
-                "sleeping",
-                "classifier",
-                lambda p, c: SleepingEstimator(),
-                tasks=frozenset({"classification"}),
-            )
-        )
+        register(SLEEPING)
 
     @hookimpl
     def register_warmstarters(self, register: Any) -> None:
@@ -98,7 +96,7 @@ COMPONENTS = [
     PipelineComponent(
         "logistic",
         "classifier",
-        lambda p, c: LogisticRegression(max_iter=500, **p),
+        lambda p, c: LogisticRegression(solver="newton-cholesky", **p),
         _c_space,
         frozenset({"classification"}),
     ),
@@ -148,10 +146,16 @@ def assemble(choices: dict[str, tuple[PipelineComponent, dict]], context: BuildC
 
 
 def toy_space(task: str, model_stage: str) -> Any:
+    """The toy space of ``task``: this module's components only (and the hanging one where a
+    test registers it), whatever else is installed. Built from every registered component,
+    it took in automl-sklearn's classifiers where that plugin is installed, and lost the
+    toy's ``decision_tree``, ``none`` and ``standardize`` to name conflicts with it."""
+
     def factory(components: list[PipelineComponent], include: dict | None = None) -> PipelineSpace:
+        own = [*COMPONENTS, *(c for c in components if c is SLEEPING)]
         stages = []
         for stage_name in ("rescaling", model_stage):
-            members = tuple(c for c in components if c.stage == stage_name and task in c.tasks)
+            members = tuple(c for c in own if c.stage == stage_name and task in c.tasks)
             stages.append(Stage(stage_name, members))
         space = PipelineSpace(f"toy-{task}", task, tuple(stages), assemble)
         return space.restrict(include=include) if include else space

@@ -42,7 +42,8 @@ from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.trial import Result, Status
 
-#: A recipe whose runs take about a second: three fast classifiers, no feature preprocessing.
+#: A recipe whose runs take about a second: three fast classifiers, no feature preprocessing,
+#: trials in the run's own process (a worker process would take seconds to start in each cell).
 RECIPE = {
     "name": "tiny",
     "task": {
@@ -60,7 +61,8 @@ RECIPE = {
         },
     },
     "search": {"strategy": "random", "surrogate": "rf"},
-    "budget": {"trials": 4, "wall_time": 30},
+    "budget": {"trials": 4},
+    "executor": "sequential",
 }
 FIVE_KEEL = ["keel:iris", "keel:wine", "keel:heart", "keel:sonar", "keel:bupa"]
 

@@ -94,7 +94,7 @@ def imbalanced_minus_one_one(seed: int = 0) -> Dataset:
 
 
 #: The two classifiers the end-to-end runs search, with no preprocessing.
-SEARCHED = (["decision_tree", "random_forest"], ["no_preprocessing"])
+SEARCHED = (["decision_tree", "k_nearest_neighbors"], ["no_preprocessing"])
 
 
 @pytest.fixture(scope="module")
