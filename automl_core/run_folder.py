@@ -136,11 +136,11 @@ def save_model(run_dir: Path, payload: dict[str, Any]) -> Path:
     :data:`MODEL_FILE`, in skops' format, which loads without running code. A model skops
     cannot write (a type it does not know how to take apart) is pickled to
     :data:`PICKLED_MODEL_FILE` instead, with a warning: that file loads only when trusted."""
-    import skops.io
+    skops_io = import_skops()
 
     path = run_dir / MODEL_FILE
     try:
-        skops.io.dump(payload, path)
+        skops_io.dump(payload, path)
         return path
     except Exception as error:  # skops refuses what it cannot take apart
         path.unlink(missing_ok=True)
@@ -160,7 +160,42 @@ def prepare_saving() -> None:
     of the time planned for the refit. (Importing it in a thread beside the search is not
     safe: two threads importing modules that import each other can leave one of them
     half-initialised, which failed trials of the ``sequential`` executor.)"""
-    import skops.io  # noqa: F401
+    import_skops()
+
+
+#: scikit-learn's bundled array-API adapters for other libraries: packages that import those
+#: libraries (torch, dask...) when imported themselves, and contain no estimator.
+_ARRAY_API_ADAPTERS = tuple(
+    f"sklearn.externals.array_api_compat.{name}" for name in ("torch", "dask", "cupy", "jax")
+)
+
+
+def import_skops() -> types.ModuleType:
+    """``skops.io``, imported without importing torch and dask along with it.
+
+    skops lists scikit-learn's estimators at import (``all_estimators``), which walks every
+    scikit-learn package with ``pkgutil.walk_packages``; that imports each package to look
+    inside it, the array-API adapters under ``sklearn.externals`` included, and the torch
+    adapter imports torch (and the dask one dask) wherever they are installed: seconds of a
+    run's budget for nothing, as ``externals`` is skipped for estimators anyway. While skops
+    is imported, those adapters not imported yet are stood in for by empty modules (which
+    ``walk_packages`` does not look into), then removed, so that a later real import of one
+    finds nothing in its way."""
+    import sys
+
+    if "skops.io" in sys.modules:
+        return sys.modules["skops.io"]
+    stand_ins = {
+        name: types.ModuleType(name) for name in _ARRAY_API_ADAPTERS if name not in sys.modules
+    }
+    sys.modules.update(stand_ins)
+    try:
+        import skops.io
+    finally:
+        for name, module in stand_ins.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+    return skops.io
 
 
 def load_saved_model(
@@ -180,10 +215,9 @@ def load_saved_model(
         raise AutoMLError(
             f"{run_dir} holds no model ({MODEL_FILE} is missing): {_why_none(run_dir)}"
         )
-    import skops.io
-
+    skops_io = import_skops()
     try:
-        named = skops.io.get_untrusted_types(file=path)
+        named = skops_io.get_untrusted_types(file=path)
     except Exception as error:
         raise AutoMLError(f"{path} is not a model saved by a run: {error}") from None
     if packages is None:
@@ -197,7 +231,7 @@ def load_saved_model(
             "it was not written by a run of the installed automl-core and plugins, or it was "
             "altered. Loading it would rebuild those types; it is refused"
         )
-    stored = skops.io.load(path, trusted=named)
+    stored = skops_io.load(path, trusted=named)
     return _checked(stored, path)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -55,6 +57,25 @@ def test_end_to_end_run_stores_trials_refits_and_saves(plugins, tmp_path):
     assert np.mean(predictions == y) > 0.85
     assert (tmp_path / "run" / "recipe.yaml").is_file()
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["n_trials"] == 6
+
+
+def test_a_runs_set_up_imports_skops_without_torch_or_dask():
+    """Saving a model needs skops, imported in a run's set-up; scikit-learn's walk of its own
+    packages (skops lists the estimators at import) would import torch and dask too, where
+    they are installed, through its array-API adapters: seconds of the run's budget. The
+    adapters still import for real afterwards."""
+    pytest.importorskip("torch")  # without it there is nothing to avoid
+    code = (
+        "import sys\n"
+        "from automl_core.run_folder import import_skops\n"
+        "import_skops()\n"
+        "print('torch' in sys.modules, 'dask' in sys.modules)\n"
+        "import sklearn.externals.array_api_compat.torch as adapter\n"
+        "print(hasattr(adapter, 'asarray'), 'torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False", "True", "True"]
 
 
 def test_same_seed_gives_the_same_trials(plugins, tmp_path):
