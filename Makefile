@@ -12,13 +12,16 @@ CONTRIB := $(sort $(wildcard contrib/automl-*))
 # declares instead, xgboost as xgboost-cpu (the same module). See contrib/automl-tpot/README.md.
 TPOT := tpot==1.1.0
 STAMP := $(VENV)/.installed
+# Every project here builds with setuptools: installed once into the environment, it builds
+# all of them in place (--no-build-isolation) instead of in one throwaway environment each
+# (~7 s a project on a 2-core VM, 30+ projects).
 
 .PHONY: install demo test lint clean
 
 $(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml contrib/automl-*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]" $(foreach p,$(PLUGINS) $(CONTRIB),-e $(p))
+	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=77" wheel
+	$(BIN)/python -m pip install -q -c constraints.txt --no-build-isolation -e ".[dev]" $(foreach p,$(PLUGINS) $(CONTRIB),-e $(p))
 	$(BIN)/python -m pip install -q -c constraints.txt --no-deps "$(TPOT)"
 	touch $@
 
