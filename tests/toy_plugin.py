@@ -4,6 +4,7 @@ tested without the automl-sklearn plugin, plus test doubles of every component k
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -145,14 +146,21 @@ def assemble(choices: dict[str, tuple[PipelineComponent, dict]], context: BuildC
     return Pipeline([("columns", columns), ("model", steps[model_stage])])
 
 
+def defined_in_tests(component: PipelineComponent) -> bool:
+    """Whether ``component`` was written in this folder (the toy's, or a test's own)."""
+    code = getattr(component.build, "__code__", None)
+    return code is not None and Path(code.co_filename).parent == Path(__file__).parent
+
+
 def toy_space(task: str, model_stage: str) -> Any:
-    """The toy space of ``task``: this module's components only (and the hanging one where a
-    test registers it), whatever else is installed. Built from every registered component,
-    it took in automl-sklearn's classifiers where that plugin is installed, and lost the
-    toy's ``decision_tree``, ``none`` and ``standardize`` to name conflicts with it."""
+    """The toy space of ``task``: the toy's components and those the tests register, whatever
+    else is installed. Built from every registered component, it took in automl-sklearn's
+    classifiers where that plugin is installed, and lost the toy's ``decision_tree``,
+    ``none`` and ``standardize`` to name conflicts with it."""
 
     def factory(components: list[PipelineComponent], include: dict | None = None) -> PipelineSpace:
-        own = [*COMPONENTS, *(c for c in components if c is SLEEPING)]
+        added = [c for c in components if defined_in_tests(c) and c not in COMPONENTS]
+        own = [*COMPONENTS, *added]
         stages = []
         for stage_name in ("rescaling", model_stage):
             members = tuple(c for c in own if c.stage == stage_name and task in c.tasks)

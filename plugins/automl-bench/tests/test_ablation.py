@@ -64,6 +64,8 @@ RECIPE = {
     "budget": {"trials": 4},
     "executor": "sequential",
 }
+#: A peer system is given the recipe's wall time (it has no trial budget).
+PEER_RECIPE = {**RECIPE, "budget": {"trials": 4, "wall_time": 30}}
 FIVE_KEEL = ["keel:iris", "keel:wine", "keel:heart", "keel:sonar", "keel:bupa"]
 
 
@@ -460,7 +462,7 @@ def test_a_peer_gets_the_runs_training_rows_and_is_scored_by_the_core(tmp_path: 
     plugins = load_plugins(extra=[PeersPlugin()])
     task = SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3})
     summary = ablate(
-        RECIPE, tmp_path, varied=[], peers=["majority", "failing"], tasks=[task], seeds=[0],
+        PEER_RECIPE, tmp_path, varied=[], peers=["majority", "failing"], tasks=[task], seeds=[0],
         plugins=plugins,
     )  # fmt: skip
     assert (summary.cells, summary.failed) == (3, 1)
@@ -482,7 +484,7 @@ def test_a_peer_gets_the_runs_training_rows_and_is_scored_by_the_core(tmp_path: 
     assert "the peer broke" in (tmp_path / rows["failing"]["run_dir"] / "error.txt").read_text()
     # a failed cell is tried again by the next run of the ablation; the others are not
     again = ablate(
-        RECIPE, tmp_path, varied=[], peers=["majority", "failing"], tasks=[task], seeds=[0],
+        PEER_RECIPE, tmp_path, varied=[], peers=["majority", "failing"], tasks=[task], seeds=[0],
         plugins=plugins,
     )  # fmt: skip
     assert (again.skipped, again.failed) == (2, 1)
@@ -493,7 +495,7 @@ def test_a_peer_on_a_table_lookup_task_is_refused_before_running(tmp_path: Path)
     plugins = load_plugins(extra=[PeersPlugin()])
     task = SuiteTask("pmf:1", {"benchmark": "pmf", "dataset": "1"})
     with pytest.raises(AutoMLError, match="not on table-lookup"):
-        ablate(RECIPE, tmp_path, varied=[], peers=["majority"], tasks=[task], seeds=[0],
+        ablate(PEER_RECIPE, tmp_path, varied=[], peers=["majority"], tasks=[task], seeds=[0],
                plugins=plugins)  # fmt: skip
 
 
@@ -557,7 +559,7 @@ def test_a_peers_parameters_reach_it_and_its_classes_are_placed_by_the_core(
     plugins = load_plugins(extra=[PeersPlugin()])
     task = SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3})
     summary = ablate(
-        RECIPE, tmp_path, varied=[], peers=["majority {dropped: 0}"], tasks=[task], seeds=[0],
+        PEER_RECIPE, tmp_path, varied=[], peers=["majority {dropped: 0}"], tasks=[task], seeds=[0],
         plugins=plugins,
     )  # fmt: skip
     assert (summary.cells, summary.failed) == (2, 0)
@@ -580,7 +582,7 @@ def test_a_peer_with_a_bad_parameter_fails_before_any_cell_runs(
     plugins = load_plugins(extra=[PeersPlugin()])
     task = SuiteTask("keel:wine", {"dataset": "keel:wine", "test_size": 0.3})
     with pytest.raises(AutoMLError, match=message):
-        ablate(RECIPE, tmp_path, varied=[], peers=[peer], tasks=[task], seeds=[0],
+        ablate(PEER_RECIPE, tmp_path, varied=[], peers=[peer], tasks=[task], seeds=[0],
                plugins=plugins)  # fmt: skip
     assert not (tmp_path / "results.csv").exists()
 
