@@ -7,6 +7,7 @@ writes these, so they live apart from all of them.
 from __future__ import annotations
 
 import json
+import sys
 import types
 import warnings
 from collections.abc import Iterable
@@ -181,8 +182,6 @@ def import_skops() -> types.ModuleType:
     is imported, those adapters not imported yet are stood in for by empty modules (which
     ``walk_packages`` does not look into), then removed, so that a later real import of one
     finds nothing in its way."""
-    import sys
-
     if "skops.io" in sys.modules:
         return sys.modules["skops.io"]
     stand_ins = {
