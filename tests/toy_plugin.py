@@ -54,17 +54,19 @@ class SleepingEstimator(CrashingEstimator):
         return self
 
 
-SLEEPING = PipelineComponent(
-    "sleeping", "classifier", lambda p, c: SleepingEstimator(), tasks=frozenset({"classification"})
-)
-
-
 class HangingPlugin:
     """A classifier whose fit hangs, added to the toy space only where a test loads it."""
 
     @hookimpl
     def register_components(self, register: Any) -> None:
-        register(SLEEPING)
+        register(
+            PipelineComponent(
+                "sleeping",
+                "classifier",
+                lambda p, c: SleepingEstimator(),
+                tasks=frozenset({"classification"}),
+            )
+        )
 
     @hookimpl
     def register_warmstarters(self, register: Any) -> None:
