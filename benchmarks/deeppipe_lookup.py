@@ -15,7 +15,10 @@ seconds per search step:
     python benchmarks/deeppipe_lookup.py --benchmark pmf --split test --datasets 20 \\
         --methods random smbo:rf smbo:gp smbo:deeppipe --seeds 0 1 2 --save exp1.json
 
-Runs already in ``--save`` are skipped, so a stopped grid resumes.
+Runs already in ``--save`` are skipped, so a stopped grid resumes; the grid runs dataset by
+dataset, and the tables cover the (dataset, seed) tasks that every method has finished
+(``--report`` prints them without running anything). ``--train-split`` names the splits the
+portfolio and knd warm starts learn from (Tensor-OBOE: folds).
 """
 
 from __future__ import annotations
@@ -40,13 +43,16 @@ POINTS = (10, 25, 50, 100)
 INITIAL = 5
 
 
-def warmstart_of(method: str, split: str) -> dict | str:
+def warmstart_of(method: str, held_out: list[str]) -> dict | str:
     """``smbo:gp@portfolio`` -> a portfolio (or knd) warm start of :data:`INITIAL`
-    configurations learned on ``split``; otherwise the meta-data's ``init_ids``."""
+    configurations learned without the ``held_out`` datasets (the test and validation
+    splits); otherwise the meta-data's ``init_ids``."""
     starter = method.split("+")[0].partition("@")[2]
     if not starter:
         return "initial-ids"
-    params = {"split": split, "size": INITIAL} if starter == "portfolio" else {}
+    params: dict = {"exclude": held_out}
+    if starter == "portfolio":
+        params["size"] = INITIAL
     return {"starter": starter, "params": params, "configs": INITIAL}
 
 
@@ -72,13 +78,14 @@ def one_run(
     seed: int,
     plugins,
     folder: Path,
+    held_out: list[str],
 ) -> dict:
     recipe = parse_recipe(
         {
             "name": "deeppipe-lookup",
             "task": {"benchmark": benchmark_name, "dataset": dataset},
             "search": search_of(method),
-            "warmstart": warmstart_of(method, "train"),
+            "warmstart": warmstart_of(method, held_out),
             "budget": {"trials": trials},
             "seed": seed,
         }
@@ -102,22 +109,34 @@ def main() -> None:
     )
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument(
+        "--train-split",
+        nargs="+",
+        default=["train"],
+        help="the splits the warm starts learn from (portfolio, knd; DeepPipe names its own)",
+    )
     parser.add_argument("--save", type=Path, required=True, help="results (JSON), resumed from")
+    parser.add_argument(
+        "--report", action="store_true", help="print the tables of --save, run nothing"
+    )
     args = parser.parse_args()
     plugins = load_plugins()
     benchmark = plugins.create("benchmark", args.benchmark)
     datasets = benchmark.datasets(args.split)
     datasets = datasets[: args.datasets] if args.datasets else datasets
+    training = {d for split in args.train_split for d in benchmark.datasets(split)}
+    held_out = sorted(set(benchmark.datasets("all")) - training)
     done = json.loads(args.save.read_text()) if args.save.exists() else {}
     print(
         f"# {args.benchmark}/{args.split}: {len(datasets)} datasets, {args.trials} trials, "
         f"seeds {args.seeds}"
     )
     print(f"# {platform.machine()}, Python {platform.python_version()}")
+    # dataset by dataset, so that a grid stopped early has every method on the same tasks
     with tempfile.TemporaryDirectory() as tmp:
-        for method in args.methods:
+        for dataset in [] if args.report else datasets:
             for seed in args.seeds:
-                for dataset in datasets:
+                for method in args.methods:
                     key = f"{method}|{dataset}|{seed}"
                     if key in done:
                         continue
@@ -130,6 +149,7 @@ def main() -> None:
                         seed,
                         plugins,
                         Path(tmp),
+                        held_out,
                     )
                     args.save.write_text(json.dumps(done))
     report(done, args.methods, datasets, args.seeds, args.trials)
@@ -138,17 +158,23 @@ def main() -> None:
 def report(
     done: dict, methods: list[str], datasets: list[str], seeds: list[int], trials: int
 ) -> None:
+    """The tables over the (seed, dataset) tasks every method has finished."""
+    tasks = [
+        (d, s) for d in datasets for s in seeds if all(f"{m}|{d}|{s}" in done for m in methods)
+    ]
+    print(f"\n{len(tasks)} (dataset, seed) tasks finished by every method")
     curves = np.array(
-        [[[done[f"{m}|{d}|{s}"]["curve"] for d in datasets] for s in seeds] for m in methods]
-    )  # methods x seeds x datasets x trials
+        [[done[f"{m}|{d}|{s}"]["curve"] for d, s in tasks] for m in methods]
+    )  # methods x tasks x trials
     per_step = {
-        m: np.mean([done[f"{m}|{d}|{s}"]["seconds"] for d in datasets for s in seeds])
-        / max(trials - INITIAL, 1)
+        m: np.mean([done[f"{m}|{d}|{s}"]["seconds"] for d, s in tasks]) / max(trials - INITIAL, 1)
         for m in methods
     }
     points = [p for p in POINTS if p <= trials]
-    print_tables(dict(zip(methods, curves, strict=True)), per_step, points, "s per step", 3)
-    final = curves[:, :, :, -1].reshape(len(methods), -1).T  # tasks (seed, dataset) x methods
+    print_tables(
+        dict(zip(methods, curves[:, None], strict=True)), per_step, points, "s per step", 3
+    )
+    final = curves[:, :, -1].T  # tasks x methods
     test = friedman(final)
     if len(methods) >= 2:
         cd = critical_difference(len(methods), len(final))

@@ -52,3 +52,5 @@ def test_the_kernel_equals_gpytorchs():
         z = model.embed(rows)
         expected = model.covar_module(z[:40], z[20:]).to_dense()
         assert torch.allclose(matern_52(model, z[:40], z[20:]), expected, rtol=1e-8, atol=1e-10)
+        square = model.covar_module(z).to_dense()
+        assert torch.allclose(matern_52(model, z), square, rtol=1e-8, atol=1e-10)

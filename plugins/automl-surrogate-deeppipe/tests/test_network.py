@@ -103,6 +103,26 @@ def test_changing_an_inactive_algorithm_s_values_changes_nothing():
     assert torch.allclose(before[inactive], after[inactive])
 
 
+@pytest.mark.parametrize("encoder_layers", [1, 2, 3])
+def test_scoring_runs_only_the_active_encoders_and_gives_the_training_path_s_embeddings(
+    encoder_layers,
+):
+    """Without gradients each row goes through its active algorithms' encoders only; the
+    embeddings are those of the training path, which runs every encoder and masks."""
+    pool = family_pool()
+    layout = Layout.of(pool.columns(), pool.blocks())
+    torch.manual_seed(1)
+    network = PipelineEmbedder(layout, encoder_layers=encoder_layers, width_factor=3).double()
+    rows = pool.encodings
+    x = torch.as_tensor(layout.transform(rows), dtype=torch.float64)
+    selector = torch.as_tensor(Selector(pool)(rows))
+    assert len(torch.unique(selector, dim=0)) > 3  # several algorithms per stage in use
+    trained = network(x, selector)
+    with torch.no_grad():
+        scored = network(x, selector)
+    assert torch.allclose(trained, scored, rtol=0, atol=1e-12)
+
+
 def test_an_algorithm_without_hyper_parameters_gets_an_indicator_input():
     pool = family_pool()
     layout = Layout.of(pool.columns(), pool.blocks())
