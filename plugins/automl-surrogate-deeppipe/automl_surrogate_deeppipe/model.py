@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from linear_operator.utils.errors import NanError, NotPSDError
 
-from automl_surrogate_deeppipe.network import PipelineEmbedder
+from automl_surrogate_deeppipe.network import NetworkRows, PipelineEmbedder
 
 #: The GP's dtype: float64 keeps the Cholesky factorisations stable on near-duplicate
 #: pipelines.
@@ -53,20 +53,21 @@ class DeepKernelGP(gpytorch.models.ExactGP):
         #: once): the GP then trains and predicts on them without running the network
         self.reads_embeddings = False
         #: the last rows given and the network's inputs made of them (see :meth:`embed`)
-        self._unpacked: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+        self._unpacked: tuple[torch.Tensor, NetworkRows] | None = None
 
     def embed(self, packed: torch.Tensor) -> torch.Tensor:
         if self.reads_embeddings:
             return packed
-        return self.embedder(*self._network_inputs(packed)).to(DTYPE)
+        return self.embedder.embed(self._network_rows(packed)).to(DTYPE)
 
-    def _network_inputs(self, packed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``packed`` split into the network's inputs and the selector, kept for the last
-        tensor given: a fit embeds the same rows at each of its steps."""
+    def _network_rows(self, packed: torch.Tensor) -> NetworkRows:
+        """``packed`` as the network reads it, kept for the last tensor given: a fit embeds
+        the same rows at each of its steps (rows are never changed in place)."""
         if self._unpacked is None or self._unpacked[0] is not packed:
             inputs, selector = packed[:, : -self.stages], packed[:, -self.stages :]
-            self._unpacked = (packed, inputs.to(NETWORK_DTYPE), selector.round().long())
-        return self._unpacked[1], self._unpacked[2]
+            rows = self.embedder.rows(inputs.to(NETWORK_DTYPE), selector.round().long())
+            self._unpacked = (packed, rows)
+        return self._unpacked[1]
 
     def forward(self, packed: torch.Tensor) -> gpytorch.distributions.MultivariateNormal:
         z = self.embed(packed)

@@ -20,6 +20,8 @@ algorithm one-hots, as the authors' code does).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 from torch import nn
@@ -30,6 +32,24 @@ from automl_surrogate_deeppipe.layout import Layout
 DEPTH = 4
 #: The paper's embedding size (PMF's latent dimension).
 LATENT = 20
+
+
+@dataclass(frozen=True)
+class NetworkRows:
+    """Rows as the network reads them: what depends on the rows alone, computed once per set of
+    rows (:meth:`PipelineEmbedder.rows`), since a fit reads the same rows at each of its steps
+    and a step at n = 100 is mostly per-operation overhead."""
+
+    #: the transformed inputs (n x layout width)
+    inputs: torch.Tensor
+    #: per row and stage, the active algorithm's position in its stage
+    selector: torch.Tensor
+    #: what the first aggregation layer reads besides the stages' blocks: the direct inputs
+    #: and the one-hot of the active algorithms (without encoders: every input and the one-hot)
+    tail: torch.Tensor
+    #: per row and stage-block neuron, the encoder neuron of the row's active algorithm that
+    #: fills it (None without encoders)
+    active: torch.Tensor | None
 
 
 class MaskedLinear(nn.Module):
@@ -136,6 +156,21 @@ class PipelineEmbedder(nn.Module):
             for c in range(len(components))
         ]
         self.register_buffer("direct", torch.as_tensor(layout.direct, dtype=torch.long))
+        # per component its first encoder neuron; per stage-block neuron its stage and its
+        # offset in the block (not saved: older checkpoints lack them, and they follow from
+        # the layout)
+        self.register_buffer(
+            "component_start", torch.as_tensor(starts[:-1], dtype=torch.long), persistent=False
+        )
+        neuron_stage = np.repeat(np.arange(len(widths)), [width_factor * w for w in widths])
+        self.register_buffer(
+            "neuron_stage", torch.as_tensor(neuron_stage, dtype=torch.long), persistent=False
+        )
+        self.register_buffer(
+            "neuron_offset",
+            torch.as_tensor(np.arange(len(neuron_stage)) - stage_starts[neuron_stage]),
+            persistent=False,
+        )
         # 3. aggregation
         hidden = width_factor * sum(widths)
         if encoder_layers:  # the stages' blocks, the direct inputs, the algorithm one-hots
@@ -156,50 +191,59 @@ class PipelineEmbedder(nn.Module):
         hot = torch.zeros(len(selector), self.n_components, dtype=dtype, device=selector.device)
         return hot.scatter_(1, flat, 1.0)
 
-    def forward(self, x: torch.Tensor, selector: torch.Tensor) -> torch.Tensor:
+    def rows(self, x: torch.Tensor, selector: torch.Tensor) -> NetworkRows:
+        """``x`` (transformed inputs) and ``selector`` as :meth:`embed` reads them."""
         hot = self.one_hot(selector, x.dtype)
+        if not self.encoders:
+            return NetworkRows(x, selector, torch.cat([x, hot], dim=1), None)
+        tail = torch.cat([x.index_select(1, self.direct), hot], dim=1)
+        first = self.component_start[selector + self.choice_offsets]  # n x stages
+        active = first.index_select(1, self.neuron_stage) + self.neuron_offset
+        return NetworkRows(x, selector, tail, active)
+
+    def forward(self, x: torch.Tensor, selector: torch.Tensor) -> torch.Tensor:
+        return self.embed(self.rows(x, selector))
+
+    def embed(self, rows: NetworkRows) -> torch.Tensor:
+        """φ of ``rows``."""
         if self.encoders:
             encode = self._all_blocks if torch.is_grad_enabled() else self._active_blocks
-            stages = encode(x, hot, selector)
-            h = torch.cat([stages, x.index_select(1, self.direct), hot], dim=1)
+            h = torch.cat([encode(rows), rows.tail], dim=1)
         else:
-            h = torch.cat([x, hot], dim=1)
+            h = rows.tail
         for layer in self.aggregation:
             h = torch.relu(layer(h))
         return self.output(h)
 
-    def _all_blocks(
-        self, x: torch.Tensor, hot: torch.Tensor, selector: torch.Tensor
-    ) -> torch.Tensor:
-        """The stages' blocks with every algorithm's encoder run on every row, the inactive
-        ones then zeroed: one operation per layer, which is what training on the few hundred
-        rows of a BO step or a meta-training batch wants (per-operation overhead dominates
-        there), and what autograd differentiates."""
-        h = x
+    def _all_blocks(self, rows: NetworkRows) -> torch.Tensor:
+        """The stages' blocks with every algorithm's encoder run on every row, each stage's
+        block then read from the active algorithm's neurons: one operation per layer, which
+        is what training on the few hundred rows of a BO step or a meta-training batch wants
+        (per-operation overhead dominates there), and what autograd differentiates."""
+        h = rows.inputs
         for layer in self.encoders:
             h = torch.relu(layer(h))
-        keep = hot.index_select(1, self.block_of)  # 1 on the active algorithms' blocks
-        return h.new_zeros(len(h), self.stage_width).index_add_(1, self.gather, h * keep)
+        assert rows.active is not None
+        return h.gather(1, rows.active)
 
-    def _active_blocks(
-        self, x: torch.Tensor, hot: torch.Tensor, selector: torch.Tensor
-    ) -> torch.Tensor:
+    def _active_blocks(self, rows: NetworkRows) -> torch.Tensor:
         """The same blocks with each row run through its active algorithms' encoders only
         (no gradients): scoring a pool of 24,687 PMF pipelines, :meth:`_all_blocks` spent
         two thirds of the time on the encoders of algorithms that are not in the row."""
         weights = [(layer.weight, layer.bias) for layer in self.encoders]
+        x, selector = rows.inputs, rows.selector
         stages = x.new_zeros(len(x), self.stage_width)
         for stage, position, start, stop, out in self._blocks:
-            rows = torch.nonzero(selector[:, stage] == position).squeeze(1)
-            if not len(rows):
+            chosen = torch.nonzero(selector[:, stage] == position).squeeze(1)
+            if not len(chosen):
                 continue
-            h = x.index_select(0, rows)
+            h = x.index_select(0, chosen)
             for depth, (weight, bias) in enumerate(weights):
                 columns = slice(None) if depth == 0 else slice(start, stop)
                 h = torch.relu(
                     nn.functional.linear(h, weight[start:stop, columns], bias[start:stop])
                 )
-            stages[:, out : out + stop - start].index_copy_(0, rows, h)
+            stages[:, out : out + stop - start].index_copy_(0, chosen, h)
         return stages
 
     # -- the paper's weight counts (Eq. 7 and 8) -------------------------------------------------
