@@ -105,6 +105,9 @@ def main() -> None:
     parser.add_argument("--split", default="test")
     parser.add_argument("--datasets", type=int, default=0, help="first N (0: all)")
     parser.add_argument(
+        "--start", type=int, default=0, help="skip the split's first K datasets (a second shard)"
+    )
+    parser.add_argument(
         "--methods", nargs="+", default=["random", "smbo:rf", "smbo:gp", "smbo:deeppipe"]
     )
     parser.add_argument("--trials", type=int, default=100)
@@ -123,6 +126,7 @@ def main() -> None:
     plugins = load_plugins()
     benchmark = plugins.create("benchmark", args.benchmark)
     datasets = benchmark.datasets(args.split)
+    datasets = datasets[args.start :]
     datasets = datasets[: args.datasets] if args.datasets else datasets
     training = {d for split in args.train_split for d in benchmark.datasets(split)}
     held_out = sorted(set(benchmark.datasets("all")) - training)
