@@ -134,7 +134,8 @@ class PipelineEmbedder(nn.Module):
             if components
             else np.zeros(0, dtype=int)
         )
-        #: per encoder neuron, the neuron of its stage's block it is summed into
+        #: per encoder neuron, the neuron of its stage's block it fills (saved in every
+        #: checkpoint; the forward pass reads the inverse map, :attr:`NetworkRows.active`)
         self.register_buffer("gather", torch.as_tensor(target, dtype=torch.long))
         self.stage_width = int(stage_starts[-1])
         self.register_buffer(
