@@ -15,7 +15,8 @@ seconds per search step:
     python benchmarks/deeppipe_lookup.py --benchmark pmf --split test --datasets 20 \\
         --methods random smbo:rf smbo:gp smbo:deeppipe --seeds 0 1 2 --save exp1.json
 
-Runs already in ``--save`` are skipped, so a stopped grid resumes; the grid runs dataset by
+Runs already in ``--save`` are skipped, so a stopped grid resumes (a run that fails, e.g.
+knd on a dataset without meta-features, is recorded with its error); the grid runs dataset by
 dataset, and the tables cover the (dataset, seed) tasks that every method has finished
 (``--report`` prints them without running anything). ``--train-split`` names the splits the
 portfolio and knd warm starts learn from (Tensor-OBOE: folds).
@@ -144,17 +145,21 @@ def main() -> None:
                     key = f"{method}|{dataset}|{seed}"
                     if key in done:
                         continue
-                    done[key] = one_run(
-                        method,
-                        args.benchmark,
-                        benchmark,
-                        dataset,
-                        args.trials,
-                        seed,
-                        plugins,
-                        Path(tmp),
-                        held_out,
-                    )
+                    try:
+                        done[key] = one_run(
+                            method,
+                            args.benchmark,
+                            benchmark,
+                            dataset,
+                            args.trials,
+                            seed,
+                            plugins,
+                            Path(tmp),
+                            held_out,
+                        )
+                    except Exception as error:  # e.g. knd on a dataset without meta-features
+                        print(f"# {key}: {type(error).__name__}: {error}", flush=True)
+                        done[key] = {"error": f"{type(error).__name__}: {error}"}
                     args.save.write_text(json.dumps(done))
     report(done, args.methods, datasets, args.seeds, args.trials)
 
@@ -162,9 +167,13 @@ def main() -> None:
 def report(
     done: dict, methods: list[str], datasets: list[str], seeds: list[int], trials: int
 ) -> None:
-    """The tables over the (seed, dataset) tasks every method has finished."""
+    """The tables over the (seed, dataset) tasks every method has finished (a run that
+    failed is recorded with its error and leaves its task out)."""
     tasks = [
-        (d, s) for d in datasets for s in seeds if all(f"{m}|{d}|{s}" in done for m in methods)
+        (d, s)
+        for d in datasets
+        for s in seeds
+        if all("curve" in done.get(f"{m}|{d}|{s}", {}) for m in methods)
     ]
     print(f"\n{len(tasks)} (dataset, seed) tasks finished by every method")
     curves = np.array(
