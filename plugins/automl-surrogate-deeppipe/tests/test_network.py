@@ -118,9 +118,31 @@ def test_scoring_runs_only_the_active_encoders_and_gives_the_training_path_s_emb
     selector = torch.as_tensor(Selector(pool)(rows))
     assert len(torch.unique(selector, dim=0)) > 3  # several algorithms per stage in use
     trained = network(x, selector)
+
+    def every_encoder(rows):
+        raise AssertionError("scoring ran every algorithm's encoder")
+
+    network._all_blocks = every_encoder  # the training path, refused while scoring
     with torch.no_grad():
         scored = network(x, selector)
     assert torch.allclose(trained, scored, rtol=0, atol=1e-12)
+
+
+def test_a_checkpoint_saved_with_the_old_selection_map_still_loads():
+    """Checkpoints made before 2026-11-27 carry a ``gather`` buffer that the network no
+    longer keeps; loading one (strictly) ignores it."""
+    pool = family_pool()
+    layout = Layout.of(pool.columns(), pool.blocks())
+    torch.manual_seed(2)
+    saved = PipelineEmbedder(layout, encoder_layers=1, width_factor=2)
+    state = {**saved.state_dict(), "gather": torch.arange(7)}
+    loaded = PipelineEmbedder(layout, encoder_layers=1, width_factor=2)
+    loaded.load_state_dict(state)
+    assert "gather" not in loaded.state_dict()
+    rows = pool.encodings[:9]
+    x = torch.as_tensor(layout.transform(rows), dtype=torch.float32)
+    selector = torch.as_tensor(Selector(pool)(rows))
+    assert torch.equal(saved(x, selector), loaded(x, selector))
 
 
 def test_an_algorithm_without_hyper_parameters_gets_an_indicator_input():
