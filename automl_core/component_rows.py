@@ -8,7 +8,7 @@ the shared latent space's per-algorithm embeddings) need the same three things f
   inactive values (``-1``) set to 0, with the positions each encoding column expands to;
 - :class:`ComponentSelector`: per row, the active component of each stage of
   :meth:`~automl_core.space.VectorSpace.blocks`, read without decoding where the space allows
-  (a pipeline space's choice columns, a pool's table);
+  (a pipeline space's choice columns, a pool's table, found with a :class:`RowIndex`);
 - :func:`numeric_ranges`: on a pool, the (low, high) each numeric column is scaled from.
 
 And what strategies that treat one stage's components apart (smbo's initial design and
@@ -118,6 +118,69 @@ def numeric_ranges(space: VectorSpace) -> dict[int, tuple[float, float]]:
     return ranges
 
 
+class RowIndex:
+    """Where rows sit in a fixed table (a pool's encodings), found by their exact values.
+
+    A search on a pool scores nearly the whole pool at every step, so finding ~25,000 rows
+    is on the path of every step: looking each row's bytes up in a dict took ~50 ms (PMF's
+    pool, measured), this ~10-20 ms. Each row is hashed to one 64-bit integer (its values'
+    bit patterns times fixed odd multipliers, summed modulo 2**64: exact, in any order),
+    looked up among the table's sorted hashes and then compared value for value; the rows
+    that this does not place (hashes that collide, NaN values) are looked up by their bytes,
+    so the answer is always the dict's.
+    """
+
+    def __init__(self, table: np.ndarray) -> None:
+        self._table = np.ascontiguousarray(table, dtype=float)
+        if self._table.ndim != 2:
+            raise ValueError(f"RowIndex: the table must be 2-d, got shape {self._table.shape}")
+        rng = np.random.default_rng(0)
+        self._multipliers = rng.integers(1, 2**63, size=self._table.shape[1], dtype=np.uint64)
+        self._multipliers |= np.uint64(1)
+        hashes = self._hash(self._table)
+        self._order = np.argsort(hashes, kind="stable")
+        self._sorted = hashes[self._order]
+        self._by_bytes: dict[bytes, int] | None = None  # built on first need
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    @property
+    def table(self) -> np.ndarray:
+        """The rows indexed (read-only by convention: the index is of these values)."""
+        return self._table
+
+    def find(self, rows: np.ndarray) -> np.ndarray:
+        """Per row of ``rows``, its position in the table (int64), -1 where it is not there;
+        a row the table holds twice is given one of its positions."""
+        rows = np.ascontiguousarray(rows, dtype=float)
+        if rows.ndim != 2 or rows.shape[1] != self._table.shape[1] or not len(self._table):
+            return np.full(len(rows), -1, dtype=np.int64)
+        hashes = self._hash(rows)
+        at = np.minimum(np.searchsorted(self._sorted, hashes), len(self._sorted) - 1)
+        positions = self._order[at]
+        placed = (self._sorted[at] == hashes) & (self._table[positions] == rows).all(axis=1)
+        if placed.all():
+            return positions
+        by_bytes = self._bytes_index()
+        for i in np.flatnonzero(~placed):
+            positions[i] = by_bytes.get(rows[i].tobytes(), -1)
+        return positions
+
+    def __getstate__(self) -> dict:  # the bytes index is rebuilt when needed, not pickled
+        return {**self.__dict__, "_by_bytes": None}
+
+    def _hash(self, rows: np.ndarray) -> np.ndarray:
+        return (rows.view(np.uint64) * self._multipliers).sum(axis=1, dtype=np.uint64)
+
+    def _bytes_index(self) -> dict[bytes, int]:
+        if self._by_bytes is None:
+            self._by_bytes = {}
+            for i, row in enumerate(self._table):
+                self._by_bytes.setdefault(row.tobytes(), i)
+        return self._by_bytes
+
+
 class ComponentSelector:
     """Per encoded row, the position of the active component in each stage of ``blocks``.
 
@@ -136,14 +199,14 @@ class ComponentSelector:
         #: a pipeline space: the stages' choice columns hold the positions (None: a stage of
         #: one component, always at 0)
         self._choice_columns: list[int | None] | None = None
-        #: a pool: its table's rows and each candidate's selector row
-        self._encodings: np.ndarray | None = None
+        #: a pool: its table's rows (indexed) and each candidate's selector row
+        self._rows: RowIndex | None = None
         self._choices: np.ndarray | None = None
         #: any other space: decoded row by row (kept only then: a space may not pickle)
         self._space: VectorSpace | None = None
         pool = space.as_pool()
         if pool is not None:
-            self._encodings = np.ascontiguousarray(pool.encodings, dtype=float)
+            self._rows = RowIndex(pool.encodings)
             self._choices = pool_choices(space, self.blocks)
         elif space.as_pipeline() is not None and all(
             len(s.columns) == 1 or (not s.columns and len(s.components) == 1)
@@ -152,12 +215,25 @@ class ComponentSelector:
             self._choice_columns = [s.columns[0] if s.columns else None for s in self.blocks.stages]
         else:
             self._space = space
-        self._index_rows()
 
-    def _index_rows(self) -> None:
-        self._by_row: dict[bytes, int] = {}
-        if self._encodings is not None:
-            self._by_row = {row.tobytes(): i for i, row in enumerate(self._encodings)}
+    @property
+    def pool_table(self) -> np.ndarray | None:
+        """The pool's encodings when the selector reads a pool (None otherwise)."""
+        return None if self._rows is None else self._rows.table
+
+    def pool_positions(self, rows: np.ndarray) -> np.ndarray | None:
+        """Each of ``rows``' position in the pool's table (None when the selector does not
+        read a pool); a ValueError names the first row that is not the pool's."""
+        if self._rows is None:
+            return None
+        positions = self._rows.find(np.asarray(rows, dtype=float))
+        missing = np.flatnonzero(positions < 0)
+        if missing.size:
+            raise ValueError(
+                f"{self.who}: row {missing[0]} is not a candidate of the pool (a pool's "
+                "rows are its table's)"
+            )
+        return positions
 
     def __call__(self, rows: np.ndarray) -> np.ndarray:
         """The positions (rows x stages, int64)."""
@@ -168,28 +244,22 @@ class ComponentSelector:
                 if column is not None:
                     chosen[:, stage] = np.round(rows[:, column]).astype(np.int64)
             return np.maximum(chosen, 0)  # an inactive stage: its first component, all inputs 0
-        if self._choices is not None:
-            found = [self._by_row.get(np.ascontiguousarray(row).tobytes()) for row in rows]
-            missing = [i for i, f in enumerate(found) if f is None]
-            if missing:
-                raise ValueError(
-                    f"{self.who}: row {missing[0]} is not a candidate of the pool (a pool's "
-                    "rows are its table's)"
-                )
-            return self._choices[np.asarray(found, dtype=np.int64)]
+        positions = self.pool_positions(rows)
+        if positions is not None:
+            assert self._choices is not None
+            return self._choices[positions]
         assert self._space is not None
         return self.blocks.selector(
             [self._space.active_components(self._space.decode(row)) for row in rows]
         )
 
-    def __getstate__(self) -> dict:  # the row index is rebuilt, not pickled
-        state = dict(self.__dict__)
-        state.pop("_by_row", None)
-        return state
-
     def __setstate__(self, state: dict) -> None:
+        encodings = state.pop("_encodings", None)  # pickled before the row index existed
+        state.pop("_by_row", None)
+        if encodings is not None:
+            state["_rows"] = RowIndex(encodings)
         self.__dict__.update(state)
-        self._index_rows()
+        self.__dict__.setdefault("_rows", None)
 
 
 def pool_choices(space: VectorSpace, blocks: EncodingBlocks) -> np.ndarray:

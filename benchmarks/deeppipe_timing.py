@@ -35,14 +35,17 @@ def step_seconds(
     surrogate: DeepPipeSurrogate, pool, row: np.ndarray, seed: int, repeats: int
 ) -> list[float]:
     """Seconds of fit + predict over the offered pool, at each of :data:`SIZES` (the median
-    of ``repeats`` steps on the same observations)."""
+    of ``repeats`` steps on the same observations, each scoring the pool less the rows
+    proposed so far, as consecutive steps of a search do)."""
     observed = np.flatnonzero(np.isfinite(row))
     order = np.random.default_rng(seed).permutation(observed)
-    offered = pool.encodings[observed]
     times = []
     for n in SIZES:
         measured = []
-        for _ in range(repeats):
+        for repeat in range(repeats):
+            # as a search scores a pool (automl_core.acquisition.rank_pool): the rows offered
+            # and not proposed yet, one fewer at each step (a new array, other contents)
+            offered = pool.encodings[np.setdiff1d(observed, order[: n + repeat])]
             started = time.perf_counter()
             surrogate.fit(pool.encodings[order[:n]], row[order[:n]])
             surrogate.predict(offered)

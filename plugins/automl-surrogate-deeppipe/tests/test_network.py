@@ -180,3 +180,29 @@ def test_bad_shapes_are_refused_with_the_parameter_named():
         PipelineEmbedder(layout, encoder_layers=4)
     with pytest.raises(ValueError, match="width_factor"):
         PipelineEmbedder(layout, width_factor=0)
+
+
+def test_rows_built_for_scoring_skip_the_training_index_and_refuse_gradients():
+    """Rows made only to be scored (a pool at every BO step) leave out the index the training
+    path gathers with; the GP's per-fit cache builds it again when it trains on them."""
+    from automl_surrogate_deeppipe.model import DeepKernelGP, pack
+
+    pool = family_pool()
+    layout = Layout.of(pool.columns(), pool.blocks())
+    torch.manual_seed(3)
+    network = PipelineEmbedder(layout, encoder_layers=1, width_factor=2)
+    rows = pool.encodings[:12]
+    x = torch.as_tensor(layout.transform(rows), dtype=torch.float32)
+    selector = torch.as_tensor(Selector(pool)(rows))
+    scoring = network.rows(x, selector, training=False)
+    assert scoring.active is None
+    with torch.no_grad():
+        assert torch.equal(network.embed(scoring), network.embed(network.rows(x, selector)))
+    with pytest.raises(RuntimeError, match="training=False"):
+        network.embed(scoring)
+    model = DeepKernelGP(network)
+    packed = pack(layout.transform(rows), Selector(pool)(rows))
+    with torch.no_grad():
+        assert model._network_rows(packed).active is None
+    assert model._network_rows(packed).active is not None
+    assert model.embed(packed).requires_grad

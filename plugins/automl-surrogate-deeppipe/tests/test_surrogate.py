@@ -324,24 +324,25 @@ def test_meta_training_leaves_the_tasks_own_dataset_out(family):
         DeepPipeSurrogate(exclude_self="yes")
 
 
-def test_large_row_sets_are_packed_once_and_changed_rows_repacked(family, monkeypatch):
+def test_a_pools_rows_are_packed_once_and_read_back_for_any_of_its_rows(family, monkeypatch):
+    """Consecutive BO steps score the pool less the rows proposed so far: the whole pool is
+    packed at the first call, and every later set of its rows is read from it."""
     from automl_surrogate_deeppipe import surrogate as module
 
-    monkeypatch.setattr(module, "PACKED_CACHE_ROWS", 50)
     pool = family.pool
     (rows, losses), (offered, _) = observed(family, "t15", 20)
-    model = prepared(DeepPipeSurrogate(**SMALL), pool).fit(rows, losses)
     calls = []
     pack = module.pack
     monkeypatch.setattr(module, "pack", lambda X, s: calls.append(len(X)) or pack(X, s))
+    model = prepared(DeepPipeSurrogate(**SMALL), pool).fit(rows, losses)
     first = model.predict(offered)
-    again = model.predict(offered.copy())  # equal rows, another array: read back
-    assert calls == [len(offered)]
-    np.testing.assert_array_equal(first[0], again[0])
-    changed = offered[::-1].copy()  # same shape, other rows: packed again
-    mean, _ = model.predict(changed)
-    assert calls == [len(offered), len(offered)]
-    np.testing.assert_allclose(mean, first[0][::-1], rtol=1e-10)
+    fewer = model.predict(offered[1:][::-1].copy())  # another array, other rows, reordered
+    assert calls == [len(pool.encodings)]
+    np.testing.assert_allclose(fewer[0], first[0][1:][::-1], rtol=1e-10)
+    direct = pack(model._layout.transform(offered), model._selector(offered))
+    assert torch.equal(model._pack(offered), direct)
+    with pytest.raises(ValueError, match="row 1 is not a candidate of the pool"):
+        model.predict(np.vstack([offered[:1], offered[:1] + 0.5]))
 
 
 def test_depth_sets_the_layers_before_the_projection(family):
