@@ -157,11 +157,12 @@ class Matern52OfSquared(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, squared: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-        floor = squared < SQUARED_FLOOR
         root5 = squared.clamp_min(SQUARED_FLOOR).mul_(5.0).sqrt_()
         decay = torch.neg(root5).exp_()
         shape = (root5 + 3.0).mul_(root5).add_(3.0).mul_(decay)  # 3·(1 + r + r²/3)·exp(−r)
-        ctx.save_for_backward(root5, decay, shape, floor, scale)
+        if not any(ctx.needs_input_grad):  # scoring: nothing kept, the scale applied in place
+            return shape.mul_(scale / 3.0)
+        ctx.save_for_backward(root5, decay, shape, squared < SQUARED_FLOOR, scale)
         return shape * (scale / 3.0)
 
     @staticmethod
