@@ -263,14 +263,13 @@ def posterior(
 def _cholesky(matrix: torch.Tensor) -> torch.Tensor:
     """The lower Cholesky factor, with growing jitter when the matrix is not numerically
     positive definite (near-duplicate pipelines)."""
-    jitter = 0.0
+    jittered = matrix
     for attempt in range(6):
-        factor, info = torch.linalg.cholesky_ex(
-            matrix + jitter * torch.eye(len(matrix), dtype=matrix.dtype)
-        )
+        factor, info = torch.linalg.cholesky_ex(jittered)
         if int(info) == 0:
             return factor
         jitter = 1e-8 * 10**attempt * float(matrix.diagonal().mean())
+        jittered = matrix + jitter * torch.eye(len(matrix), dtype=matrix.dtype)
     raise torch.linalg.LinAlgError("deeppipe: the kernel matrix is not positive definite")
 
 
