@@ -44,6 +44,9 @@ def _configure_train(parser: argparse.ArgumentParser) -> None:
         help="leave a component's pipelines out of meta-training (the paper's Experiment 4)",
     )
     parser.add_argument("--threads", type=int, help="torch threads (default: all cores)")
+    parser.add_argument(
+        "--device", help="where torch trains: cpu, cuda, cuda:1... (default: a GPU if seen)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no line per epoch")
 
 
@@ -92,6 +95,7 @@ def _train(args: argparse.Namespace) -> int:
             omit=_omitted(args.omit),
             threads=args.threads,
             progress=progress,
+            device=args.device,
         )
     except ValueError as error:
         raise AutoMLError(str(error)) from None

@@ -224,12 +224,18 @@ def meta_train(
     threads: int | None = None,
     cache: bool = True,
     progress: Callable[[int, float, float], None] | None = None,
+    device: str | None = None,
 ) -> Checkpoint:
     """Algorithm 1 on ``metadata``'s pool (``space``: the pool or a restriction of it),
     leaving the ``exclude`` datasets out of both meta-training and meta-validation; with
     ``cache``, the checkpoint of the same training from the cache when there is one, and the
-    new one stored there (a cache that cannot be written costs a warning, not the training)."""
+    new one stored there (a cache that cannot be written costs a warning, not the training).
+
+    ``device``: where torch trains (None: the GPU when torch sees one, else the CPU). It is
+    not part of the cache key: the weights differ in rounding only, and a checkpoint trained
+    on a GPU is saved on, and used from, the CPU."""
     architecture = architecture or Architecture()
+    where = training_device(device)
     resolved = PRESETS[settings] if isinstance(settings, str) else settings
     train_names, validation_names = split_datasets(metadata, split, validation, seed)
     # only the datasets training would use: a test dataset left out changes nothing, and must
@@ -254,6 +260,7 @@ def meta_train(
         omit,
         threads,
         progress,
+        where,
     )
     checkpoint.info.update(
         metadata=str(metadata.info.get("source", "")),
@@ -276,6 +283,21 @@ def meta_train(
     return checkpoint
 
 
+def training_device(device: str | None) -> torch.device:
+    """``device`` as torch names it (None: the GPU when torch sees one, else the CPU); a
+    ValueError for a name torch does not know or a GPU it does not see."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        where = torch.device(device)
+    except RuntimeError as error:
+        reason = (str(error).strip().splitlines() or ["unknown device"])[0]
+        raise ValueError(f"deeppipe: device {device!r}: {reason}") from None
+    if where.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"deeppipe: device {device!r}: torch sees no GPU here")
+    return where
+
+
 def _algorithm_1(
     metadata: MetaData,
     space: VectorSpace,
@@ -287,8 +309,10 @@ def _algorithm_1(
     omit: Mapping[str, Sequence[str]] | None,
     threads: int | None,
     progress: Callable[[int, float, float], None] | None,
+    device: torch.device,
 ) -> Checkpoint:
-    """The training loop: one Adam step per task per epoch, the best validation NLL kept."""
+    """The training loop: one Adam step per task per epoch, the best validation NLL kept
+    (its weights copied to the CPU)."""
     layout = Layout.of(space.columns(), space.blocks(), numeric_ranges(space))
     selector = Selector(space)
     pool = space.as_pool()
@@ -296,7 +320,7 @@ def _algorithm_1(
         raise ValueError("deeppipe: meta-training needs meta-data over a pool of pipelines")
     rows = np.asarray(pool.encodings, dtype=float)
     selectors = selector(rows)
-    packed_pool = pack(layout.transform(rows), selectors)
+    packed_pool = pack(layout.transform(rows), selectors).to(device)
     keep = without_components(space, selectors, omit)
     train = tasks_of(metadata, train_names, keep)
     held = tasks_of(metadata, validation_names, keep)
@@ -309,13 +333,13 @@ def _algorithm_1(
     ]
     started = time.monotonic()
     with torch_threads(threads):
-        model = architecture.build(layout, seed)
+        model = architecture.build(layout, seed).to(device)
         optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr)
         schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
             optimiser, T_max=max(1, settings.epochs), eta_min=settings.lr_min
         )
         best = _validation_nll(model, packed_pool, fixed) if fixed else math.inf
-        best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        best_state = _on_cpu(model)
         best_epoch, curve, epochs_run, skipped = 0, [], 0, 0
         for epoch in range(1, settings.epochs + 1):
             total = 0.0
@@ -336,7 +360,7 @@ def _algorithm_1(
             curve.append([epoch, total / len(train), score])
             if score < best:
                 best, best_epoch = score, epoch
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                best_state = _on_cpu(model)
             if progress is not None:
                 progress(epoch, total / len(train), score)
             if (
@@ -354,8 +378,14 @@ def _algorithm_1(
         "seconds": time.monotonic() - started,
         "skipped_steps": skipped,
         "curve": curve,
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else device.type,
     }
     return Checkpoint(layout.signature(), architecture, best_state, info)
+
+
+def _on_cpu(model: DeepKernelGP) -> dict[str, torch.Tensor]:
+    """A copy of the model's weights on the CPU."""
+    return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
 
 
 def _batch(task: Task, size: int, rng: np.random.Generator) -> Task:
@@ -370,8 +400,9 @@ def _task_nll(
     model: DeepKernelGP, packed: torch.Tensor, indices: np.ndarray, losses: np.ndarray
 ) -> torch.Tensor:
     targets, _, _ = standardise(losses)
+    rows = packed[torch.as_tensor(indices, device=packed.device)]
     return negative_log_likelihood(
-        model, packed[torch.as_tensor(indices)], torch.as_tensor(targets, dtype=DTYPE)
+        model, rows, torch.as_tensor(targets, dtype=DTYPE, device=packed.device)
     )
 
 

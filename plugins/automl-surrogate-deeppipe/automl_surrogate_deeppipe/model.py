@@ -126,7 +126,8 @@ def _nll(model: DeepKernelGP, packed: torch.Tensor, targets: torch.Tensor) -> to
 def _training_factor(model: DeepKernelGP, z: torch.Tensor) -> torch.Tensor:
     """The lower Cholesky factor of the training rows' covariance, k(z, z) + noise·I."""
     noise = model.likelihood.noise.reshape(())
-    return _cholesky(matern_52(model, z) + noise * torch.eye(len(z), dtype=z.dtype))
+    eye = torch.eye(len(z), dtype=z.dtype, device=z.device)
+    return _cholesky(matern_52(model, z) + noise * eye)
 
 
 def matern_52(
@@ -269,7 +270,8 @@ def _cholesky(matrix: torch.Tensor) -> torch.Tensor:
         if int(info) == 0:
             return factor
         jitter = 1e-8 * 10**attempt * float(matrix.diagonal().mean())
-        jittered = matrix + jitter * torch.eye(len(matrix), dtype=matrix.dtype)
+        eye = torch.eye(len(matrix), dtype=matrix.dtype, device=matrix.device)
+        jittered = matrix + jitter * eye
     raise torch.linalg.LinAlgError("deeppipe: the kernel matrix is not positive definite")
 
 

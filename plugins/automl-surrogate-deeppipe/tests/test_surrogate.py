@@ -102,6 +102,40 @@ def test_meta_training_keeps_the_best_validation_checkpoint_and_round_trips(fami
     assert np.allclose(a[0], b[0]) and np.allclose(a[1], b[1])
 
 
+def test_the_training_device_is_named_and_a_bad_one_refused(family):
+    checkpoint = meta_train(family, family.pool, settings="quick", cache=False, device="cpu")
+    assert checkpoint.info["device"] == "cpu"
+    with pytest.raises(ValueError, match="device 'tpu:x'"):
+        meta_train(family, family.pool, settings="quick", cache=False, device="tpu:x")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device 'cuda': torch sees no GPU here"):
+            meta_train(family, family.pool, settings="quick", cache=False, device="cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="torch sees no GPU here")
+def test_meta_training_on_a_gpu_gives_the_cpus_model_on_the_cpu(family):
+    """The same seeded training on the GPU and on the CPU: weights that come back on the
+    CPU, and the same validation curve up to rounding (float64 GP, float32 network)."""
+    on_gpu = meta_train(family, family.pool, settings="quick", cache=False, device="cuda")
+    on_cpu = meta_train(family, family.pool, settings="quick", cache=False, device="cpu")
+    assert all(value.device.type == "cpu" for value in on_gpu.state.values())
+    assert on_gpu.info["device"] != "cpu"
+    np.testing.assert_allclose(
+        [row[2] for row in on_gpu.info["curve"]],
+        [row[2] for row in on_cpu.info["curve"]],
+        rtol=1e-3,
+    )
+    (X, y), (rest, _) = observed(family, "t16", 15)
+    predictions = []
+    for checkpoint in (on_gpu, on_cpu):
+        surrogate = DeepPipeSurrogate()
+        surrogate.prepare(family.pool.columns())
+        surrogate._use_space(family.pool)
+        surrogate._meta = checkpoint
+        predictions.append(surrogate.fit(X, y).predict(rest)[0])
+    np.testing.assert_allclose(predictions[0], predictions[1], rtol=1e-2, atol=1e-2)
+
+
 def test_a_cached_checkpoint_is_loaded_not_trained_again(family):
     first = meta_train(family, family.pool, settings="quick")
     files = list(checkpoint_dir().glob("*.pt"))
