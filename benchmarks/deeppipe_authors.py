@@ -23,6 +23,7 @@ import argparse
 import math
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -39,7 +40,7 @@ from automl_surrogate_deeppipe.authors import (
     structure_selector,
 )
 from automl_surrogate_deeppipe.layout import Layout, Selector
-from automl_surrogate_deeppipe.metatrain import Architecture, meta_train
+from automl_surrogate_deeppipe.metatrain import Architecture, Checkpoint, meta_train
 from automl_surrogate_deeppipe.model import (
     DTYPE,
     NUMERICAL_ERRORS,
@@ -73,6 +74,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=250)
     parser.add_argument("--preset", default="default")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--also", nargs="*", default=[], type=Path, help="more checkpoint files, as rows"
+    )
     args = parser.parse_args()
     metadata = resolve_metadata("tensor-oboe", None, load_plugins())
     pool = metadata.pool
@@ -99,6 +103,12 @@ def main() -> None:
             candidates[f"{label}, {args.preset}, folds 2-4"] = checkpoint
         for name in ("DeepPipeTOboe2", "DeepPipeTOboe"):
             candidates[f"authors' {name}"] = authors_checkpoint(name, metadata)
+        for path in args.also:
+            checkpoint = Checkpoint.load(path)
+            info = checkpoint.info
+            candidates[
+                f"{path.stem} ({info.get('epochs_run')} epochs, split {info.get('split')})"
+            ] = checkpoint
         inputs = {}
         for label, checkpoint in candidates.items():
             structure = checkpoint.info.get("structure")
