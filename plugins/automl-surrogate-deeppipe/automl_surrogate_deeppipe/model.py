@@ -151,10 +151,11 @@ class Matern52OfSquared(torch.autograd.Function):
     """k = s·(1 + r + r²/3)·exp(−r) with r = √(5·d²), from the squared distances d² and the
     scale s, its derivative written out: ∂k/∂d² = −(5s/6)·(1 + r)·exp(−r), ∂k/∂s = k/s.
 
-    Autograd through the same formula took ten operations forward and fourteen backward on
-    each kernel matrix (profiled); this takes five and three, in place where no gradient
-    needs the value. As autograd's ``clamp_min`` does, a d² below 1e-30 (a row with itself,
-    in rounding error) passes no gradient."""
+    Through autograd the same formula records eleven graph nodes and runs about fourteen
+    operations backward on each kernel matrix (profiled); as one node, computed in place
+    where no gradient needs the value, the kernel's forward and backward at n = 100 took
+    1.70 ms instead of 2.09 (micro-benchmark, idle). As autograd's ``clamp_min`` does, a d²
+    below 1e-30 (a row with itself, in rounding error) passes no gradient."""
 
     @staticmethod
     def forward(ctx: Any, squared: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:

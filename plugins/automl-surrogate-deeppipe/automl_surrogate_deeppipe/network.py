@@ -50,7 +50,8 @@ class NetworkRows:
     tail: torch.Tensor
     #: per row and stage-block neuron, the encoder neuron of the row's active algorithm that
     #: fills it: what the training path reads (None without encoders, and for rows made only
-    #: to be scored: on PMF's pool it is 24,687 x 104 indices, ~45 ms a step to build)
+    #: to be scored: on PMF's pool it is 24,687 x 104 indices, ~45 ms a step to build, profiled
+    #: with another process on the second core)
     active: torch.Tensor | None
 
 
