@@ -8,7 +8,8 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from typing import Any
 
 from automl_core.errors import AutoMLError
 from automl_core.hookspecs import RegisterCommand
@@ -29,6 +30,14 @@ def _configure_train(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", action="append", help="training split(s) (default: train)")
     parser.add_argument("--validation", help="the meta-validation split (default: see docs)")
     parser.add_argument("--preset", default="default", help="paper, default or quick")
+    parser.add_argument("--epochs", type=int, help="the preset's epochs, replaced")
+    parser.add_argument("--batch", type=int, help="the preset's batch, replaced")
+    parser.add_argument("--lr", type=float, help="the preset's learning rate, replaced")
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        help="stop after this long, keeping the best weights (a GPU lease, a shared machine)",
+    )
     parser.add_argument("--encoder-layers", type=int, default=1)
     parser.add_argument("--width-factor", type=int, default=8)
     parser.add_argument("--latent", type=int, default=20)
@@ -64,6 +73,25 @@ def _omitted(pairs: Sequence[str]) -> dict[str, list[str]]:
     return omit
 
 
+def _settings(args: argparse.Namespace) -> Any:
+    """The preset's name, or its settings with the ones given on the command line replaced
+    (a checkpoint of other settings is cached under a key of its own)."""
+    from automl_surrogate_deeppipe.metatrain import PRESETS
+
+    changes = {
+        name: value
+        for name, value in (("epochs", args.epochs), ("batch", args.batch), ("lr", args.lr))
+        if value is not None
+    }
+    if args.max_minutes is not None:
+        changes["max_seconds"] = args.max_minutes * 60
+    for name, value in changes.items():
+        if not value > 0:
+            flag = "--max-minutes" if name == "max_seconds" else f"--{name}"
+            raise AutoMLError(f"{flag} {value}: expected a positive number")
+    return replace(PRESETS[args.preset], **changes) if changes else args.preset
+
+
 def _train(args: argparse.Namespace) -> int:
     from automl_core.metastore import resolve_metadata
     from automl_core.plugins import load_plugins
@@ -71,6 +99,7 @@ def _train(args: argparse.Namespace) -> int:
 
     if args.preset not in PRESETS:
         raise AutoMLError(f"--preset {args.preset!r}: expected one of {', '.join(PRESETS)}")
+    settings = _settings(args)
     metadata = resolve_metadata(args.metadata, None, load_plugins())
     if metadata.pool is None:
         raise AutoMLError(f"{args.metadata}: DeepPipe meta-trains on meta-data over a pool")
@@ -90,7 +119,7 @@ def _train(args: argparse.Namespace) -> int:
             architecture=Architecture(
                 args.encoder_layers, args.width_factor, args.latent, args.depth
             ),
-            settings=args.preset,
+            settings=settings,
             seed=args.seed,
             omit=_omitted(args.omit),
             threads=args.threads,

@@ -67,3 +67,19 @@ def test_train_names_a_bad_omit_and_a_bad_preset(family, tmp_path, capsys):
     assert "STAGE=COMPONENT" in capsys.readouterr().err
     assert main(["deeppipe", "train", str(folder), "--preset", "huge"]) != 0
     assert "--preset 'huge'" in capsys.readouterr().err
+
+
+def test_train_replaces_the_presets_settings_given_on_the_command_line(family, tmp_path, capsys):
+    folder = tmp_path / "family-metadata"
+    save_metadata(family, folder)
+    command = ["deeppipe", "train", str(folder), "--preset", "quick", "--width-factor", "2"]
+    assert main([*command, "--epochs", "2", "--batch", "20", "--lr", "0.01"]) == 0
+    trained = capsys.readouterr().out
+    assert "epoch 2:" in trained and "epoch 3:" not in trained
+    assert main(["deeppipe", "list", "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["preset"] == "custom" and listed["epochs"] == 2
+    assert main([*command, "--max-minutes", "0"]) != 0
+    assert "--max-minutes 0.0: expected a positive number" in capsys.readouterr().err
+    assert main([*command, "--device", "tpu:x"]) != 0
+    assert "device 'tpu:x'" in capsys.readouterr().err
