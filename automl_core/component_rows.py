@@ -143,9 +143,6 @@ class RowIndex:
         self._sorted = hashes[self._order]
         self._by_bytes: dict[bytes, int] | None = None  # built on first need
 
-    def __len__(self) -> int:
-        return len(self._table)
-
     @property
     def table(self) -> np.ndarray:
         """The rows indexed (read-only by convention: the index is of these values)."""

@@ -10,9 +10,8 @@ checkpoint trained as long as the budget allows.
 2. **Train**: the rest of the budget on a complete cosine schedule: as many epochs of batch
    ``--batch`` at ``--lr`` as the probe says fit (the paper's 10,000 do not fit a short lease).
 
-``--metadata`` is a source name (resolved through the installed plugins) or a meta-data
-folder (``automl data`` writes them; read without any plugin, which is how it runs on a
-machine where the project is on ``PYTHONPATH`` only). The checkpoint is written to ``--out``
+``--metadata`` is a source name or a meta-data folder, as any component names meta-data
+(``automl_core.metastore.resolve_metadata``). The checkpoint is written to ``--out``
 (``checkpoint: PATH`` in a recipe loads it) with a JSON summary beside it.
 """
 
@@ -28,7 +27,8 @@ import numpy as np
 import torch
 
 from automl_core.contracts import MetaData
-from automl_core.metastore import is_metadata_folder, load_metadata
+from automl_core.metastore import resolve_metadata
+from automl_core.plugins import load_plugins
 from automl_surrogate_deeppipe.metatrain import (
     PRESETS,
     Architecture,
@@ -36,16 +36,6 @@ from automl_surrogate_deeppipe.metatrain import (
     meta_train,
     training_device,
 )
-
-
-def read_metadata(reference: str) -> MetaData:
-    """A meta-data folder, or a source name resolved through the installed plugins."""
-    if is_metadata_folder(Path(reference)):
-        return load_metadata(Path(reference))
-    from automl_core.metastore import resolve_metadata
-    from automl_core.plugins import load_plugins
-
-    return resolve_metadata(reference, None, load_plugins())
 
 
 def timed_epochs(
@@ -98,7 +88,7 @@ def main() -> None:
     device = training_device(args.device)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor()
     print(f"# {name}, torch {torch.__version__}, Python {platform.python_version()}")
-    metadata = read_metadata(args.metadata)
+    metadata = resolve_metadata(args.metadata, None, load_plugins())
     print(f"# {args.metadata}: train {args.split}, validation {args.validation}", flush=True)
 
     paper = PRESETS["paper"]
