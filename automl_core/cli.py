@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -18,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pandas.api.types import is_numeric_dtype
 
 from automl_core import __version__
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
+from automl_core.metrics import get_metric
 from automl_core.plugins import KINDS, Plugins, load_plugins
 from automl_core.recipe import load_recipe
 from automl_core.run_folder import (
@@ -33,6 +36,7 @@ from automl_core.run_folder import (
     RunSummary,
     how_trials_ended,
     load_saved_model,
+    memory_limit_note,
     plugin_packages,
 )
 from automl_core.runner import run
@@ -56,7 +60,8 @@ GROUP_HELP = {"data": "meta-data sources and data commands"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    started = time.monotonic()  # a run's wall time counts the command's own start-up
+    # a run's wall time counts the command's own start-up, its imports included
+    started = time.monotonic() - process_age()
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     # plugins' commands are looked up only for a command the core does not have (or help)
@@ -69,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.started = started
     try:
         return int(args.handler(args))
+    except BrokenPipeError:  # `automl show RUN | head`: the reader had what it wanted
+        _quiet_stdout()
+        return 0
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -79,6 +87,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" {error.filename}" if error.filename else ""
         print(f"error: cannot read or write{where}: {error.strerror or error}", file=sys.stderr)
         return 1
+
+
+def process_age() -> float:
+    """Seconds since this process started (0 where the system does not say: not Linux):
+    the ``automl`` command imports for about a second before :func:`main` runs, and the
+    README promises the wall time counts from the command's start."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        started_ticks = int(fields[19])  # field 22 of stat(5), after pid and (comm)
+        ticks = os.sysconf("SC_CLK_TCK")
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started_ticks / ticks
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+    return age if 0.0 <= age < 3600.0 else 0.0
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so that flushing it at exit after its reader
+    went away (a pipe into ``head``) raises nothing (Python's documented recipe)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def missing_command(command: str) -> str:
@@ -299,10 +328,12 @@ def exit_status(summary: RunSummary) -> int:
     a success for a script that runs it."""
     if summary.best_trial is not None:
         return 0
-    with RunHistory(Path(summary.run_dir) / HISTORY_FILE) as history:
+    with RunHistory(Path(summary.run_dir) / HISTORY_FILE, read_only=True) as history:
         trials = history.trials()
+        limit = ((history.get_meta("recipe") or {}).get("budget") or {}).get("trial_memory_mb")
     print(
-        f"error: no trial succeeded: {how_trials_ended(trials, summary.stopped_because)}",
+        f"error: no trial succeeded: {how_trials_ended(trials, summary.stopped_because)}"
+        + memory_limit_note(trials, limit),
         file=sys.stderr,
     )
     return 1
@@ -318,16 +349,25 @@ def print_summary(summary: RunSummary) -> None:
             f"({summary.timing['reserved']:.1f}s kept back for it)"
         )
     if summary.best_loss is not None:
-        print(
-            f"best validation loss ({summary.metric}): {summary.best_loss:.4f} "
-            f"(trial {summary.best_trial})"
-        )
+        print(f"best validation {describe_loss(summary.best_loss, summary.metric)} "
+              f"(trial {summary.best_trial})")  # fmt: skip
     if summary.benchmark and "normalised_regret" in summary.benchmark:
         print(f"normalised regret: {summary.benchmark['normalised_regret']:.4f}")
     if summary.test_scores:
         print(f"test {summary.metric}: {summary.test_scores.get(summary.metric, math.nan):.4f}")
     if summary.model_path:
         print(f"model: {summary.model_path}")
+
+
+def describe_loss(loss: float, metric: str) -> str:
+    """``r2 0.3583 (loss 0.6417)``: the metric's own value first, as users read it; the
+    loss (what the search minimises, lower is better) beside it. A name the metrics do not
+    know (a benchmark's loss) is shown as the loss only."""
+    try:
+        value = get_metric(metric).score_of_loss(loss)
+    except AutoMLError:
+        return f"loss ({metric}): {loss:.4f}"
+    return f"{metric}: {value:.4f} (loss {loss:.4f}, lower is better)"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -411,7 +451,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     path = args.run_dir / HISTORY_FILE
     if not path.is_file():
         raise AutoMLError(f"{args.run_dir} is not a run folder (no {HISTORY_FILE})")
-    with RunHistory(path) as history:
+    with RunHistory(path, read_only=True) as history:
         trials = history.trials()
         metric = history.get_meta("metric", "loss")
         benchmark = history.get_meta("benchmark")
@@ -505,15 +545,38 @@ def read_features(path: Path, stored: Mapping[str, Any]) -> pd.DataFrame:
     if missing or extra:
         problems = []
         if missing:
-            problems.append(f"missing the training features {missing}")
+            problems.append(f"lacks the training features {missing}")
         if extra:
             problems.append(f"has columns the model was not trained on {extra}")
         raise AutoMLError(
             f"{path}: the columns must be the training features"
             + (f" (the target {target!r} may be present and is ignored)" if target else "")
-            + f"; the file is {' and '.join(problems)}"
+            + f"; the file {' and '.join(problems)}"
         )
-    return frame[features]
+    if frame.empty:
+        raise AutoMLError(f"{path} has a header but no rows: there is nothing to predict")
+    return with_numbers_checked(frame[features], stored.get("numeric_features") or [], path)
+
+
+def with_numbers_checked(frame: pd.DataFrame, numeric: Sequence[str], path: Path) -> pd.DataFrame:
+    """``frame`` with the columns the model was trained on as numbers read as numbers; a
+    value that is not a number (text where the training data had numbers) is an error
+    naming the column and the first such row (by its line in the file), not quoting it."""
+    frame = frame.copy()
+    for column in numeric:
+        values = frame[column]
+        if is_numeric_dtype(values):
+            continue
+        numbers = pd.to_numeric(values, errors="coerce")
+        bad = values.notna() & numbers.isna()
+        if bad.any():
+            line = int(bad.to_numpy().nonzero()[0][0]) + 2  # after the header, from 1
+            raise AutoMLError(
+                f"{path}: column {column!r} must hold numbers, as it did in the training "
+                f"data; {int(bad.sum())} values are not numbers (the first on line {line})"
+            )
+        frame[column] = numbers
+    return frame
 
 
 def _training_features(stored: Mapping[str, Any]) -> list[str]:

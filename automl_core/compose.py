@@ -83,7 +83,7 @@ def prepare(
     ``time.monotonic()`` value) is the end of the run's wall time: a set-up that reaches it
     stops, naming what took the time.
     """
-    clock = SetupClock(deadline, recipe.budget.wall_time)
+    clock = SetupClock(deadline, recipe.budget.wall_time, spent)
     check_names(recipe, plugins)
     task = build_task(recipe, plugins, benchmark=benchmark, dataset=dataset, policy=policy)
     clock.lap("the task (data, meta-features, policy, the model format's import)")
@@ -116,22 +116,46 @@ class SetupClock:
     search in its wall time (:data:`~automl_core.finishing.FINISH_OVERHEAD_S` at least
     must be left for after the search)."""
 
-    def __init__(self, deadline: float | None, wall_time: float | None) -> None:
+    def __init__(self, deadline: float | None, wall_time: float | None, spent: float = 0.0) -> None:
         self.deadline, self.wall_time = deadline, wall_time
         self.laps: dict[str, float] = {}
         self._last = time.monotonic()
+        #: when the run's wall time started (the command's or ``fit``'s start)
+        self._started = (
+            None if deadline is None or wall_time is None else deadline - wall_time + spent
+        )
 
     def lap(self, stage: str) -> None:
         now = time.monotonic()
         self.laps[stage] = round(now - self._last, 3)
         self._last = now
         if self.deadline is not None and now + FINISH_OVERHEAD_S > self.deadline:
-            taken = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in self.laps.items())
-            raise AutoMLError(
-                f"the set-up used the run's whole budget.wall_time ({self.wall_time:g}s) "
-                f"before any trial: {taken}. Raise budget.wall_time, or leave out the slowest "
-                "stage (meta-features, warm start, resampling: auto)"
-            )
+            assert self.wall_time is not None and self._started is not None
+            raise WallTimeTooShort(self.wall_time, now - self._started, self.laps)
+
+
+class WallTimeTooShort(AutoMLError):
+    """The run's wall time ended, or left less than a run needs after its search, before
+    the first trial. ``elapsed`` is the seconds since the wall time started, ``laps`` what
+    each stage of the set-up took (what came before the set-up is the rest)."""
+
+    def __init__(self, wall_time: float, elapsed: float, laps: dict[str, float]) -> None:
+        self.wall_time, self.elapsed, self.laps = wall_time, elapsed, dict(laps)
+        super().__init__(
+            f"budget.wall_time ({wall_time:g}s) is too short: {self.detail()}. Raise "
+            "budget.wall_time, or leave out the slowest stage (meta-features, warm start, "
+            "resampling: auto)"
+        )
+
+    def detail(self) -> str:
+        """What the time went on, in words that do not name the recipe key."""
+        before = self.elapsed - sum(self.laps.values())
+        stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in self.laps.items())
+        return (
+            f"{self.elapsed:.2f}s had gone before the first trial ({before:.2f}s of start-up "
+            f"before the set-up, then {stages}), and a run keeps {FINISH_OVERHEAD_S:g}s after "
+            f"its search for finishing, so no trial could start in {self.wall_time:g}s"
+        )
 
 
 def _check_space_kind(strategy: SearchStrategy, ref: ComponentRef, space: SearchSpace) -> None:

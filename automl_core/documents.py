@@ -57,23 +57,40 @@ def read_recipe_file(path: str | Path, what: str = "recipe") -> dict[str, Any]:
         raise RecipeError(
             str(path), f"{size:,} bytes", f"a {what} file of at most {MAX_BYTES:,} bytes"
         )
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise RecipeError(
-            "", str(path), "valid YAML", f"YAML error{where}: {getattr(error, 'problem', error)}"
-        ) from error
-    nodes = expanded_size(data)
-    if nodes > MAX_NODES:
-        raise RecipeError(
-            str(path),
-            f"{nodes:,}+ values once its aliases are expanded",
-            f"a {what} of at most {MAX_NODES:,} values",
-            "YAML aliases (*name) repeat what they name; nested ones multiply",
-        )
+    data = read_yaml_text(path.read_text(), str(path), what)
     if not isinstance(data, dict):
         keys = "name, task, space, search..." if what == "recipe" else "tasks, defaults..."
         raise RecipeError(str(path), data, f"a mapping of {what} keys ({keys})")
     return data
+
+
+def read_yaml_text(text: str, where: str, what: str = "recipe") -> Any:
+    """The value of the YAML ``text`` read from ``where`` (a file, a ``--set`` argument),
+    with a recipe file's bounds: at most :data:`MAX_BYTES`, safe tags only, at most
+    :data:`MAX_NODES` values once aliases are expanded. Every failure is a
+    :class:`RecipeError` naming ``where``, never YAML's own traceback."""
+    if len(text) > MAX_BYTES:
+        raise RecipeError(where, f"{len(text):,} characters", f"at most {MAX_BYTES:,}")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise RecipeError(
+            where, _shown(text), "valid YAML (safe tags only)", f"YAML error{at}: {problem}"
+        ) from None
+    nodes = expanded_size(data)
+    if nodes > MAX_NODES:
+        raise RecipeError(
+            where,
+            f"{nodes:,}+ values once its aliases are expanded",
+            f"a {what} of at most {MAX_NODES:,} values",
+            "YAML aliases (*name) repeat what they name; nested ones multiply",
+        )
+    return data
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """``text`` cut for an error message."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"

@@ -36,6 +36,7 @@ from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 
+from automl_core.compose import WallTimeTooShort
 from automl_core.dataset import Dataset
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, StoredTrial, rank_key
@@ -181,7 +182,14 @@ class _AutoMLEstimator(BaseEstimator):
         recipe = parse_recipe(raw)
         dataset = Dataset(raw["task"]["dataset"], frame, target, self._task)
         with _run_folder(self.output_dir, recipe.name) as (run_dir, kept):
-            summary = run(recipe, run_dir, plugins=plugins, dataset=dataset, started=started)
+            try:
+                summary = run(recipe, run_dir, plugins=plugins, dataset=dataset, started=started)
+            except WallTimeTooShort as error:  # in the words of the user's own argument
+                raise AutoMLError(
+                    f"time_budget={self.time_budget:g}s is too short for a fit: "
+                    f"{error.detail()} (the run is given {error.wall_time:g}s of it, the rest "
+                    "kept for reading the model back). Give a larger time_budget"
+                ) from None
             self._keep_results(run_dir, summary, recipe, plugins)
             self.run_dir_ = run_dir if kept else None
         self.recipe_ = raw

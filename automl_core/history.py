@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
@@ -215,8 +216,10 @@ def _read_only_uri(path: Path) -> str:
     """``mode=ro``: SQLite refuses every write, and a missing file is an error. A history
     with no write-ahead log beside it has no writer (the last connection to close removes
     the log): it is also opened ``immutable``, else reading it would leave an empty log and
-    its index beside it."""
-    live = path.with_name(f"{path.name}-wal").exists()
+    its index beside it. Nor does one in a folder this process cannot write (a read-only
+    mount, a finished run made read-only): ``mode=ro`` would need to create the log's
+    index there, and fail."""
+    live = path.with_name(f"{path.name}-wal").exists() and os.access(path.parent, os.W_OK)
     return f"{path.resolve().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
 
 
@@ -248,6 +251,7 @@ class RunHistory:
         self._told: int | None = None  # the last tell order written (read on first use)
         if read_only:
             self._db = _Database(self.path, read_only=True)
+            self._check_is_history()
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = _Database(self.path)
@@ -258,6 +262,19 @@ class RunHistory:
         for column, kind in ADDED_COLUMNS.items():
             if column not in columns:
                 self._db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
+
+    def _check_is_history(self) -> None:
+        """A reader refuses a file that holds no run's tables (an empty or foreign file)
+        rather than reporting "0 trials" or "no such table"; it writes nothing to it."""
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
+        if not {"meta", "trials"} <= tables:
+            self._db.close()
+            size = self.path.stat().st_size
+            raise HistoryError(
+                f"{self.path} holds no run history ({size:,} bytes, no trials table): it is "
+                "empty, truncated or another file. It was not changed; restore it from a "
+                "copy, or start the run again in a new folder"
+            )
 
     def close(self) -> None:
         self._db.close()

@@ -9,6 +9,7 @@ one part of the spaces that needs ConfigSpace.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -173,8 +174,15 @@ class PipelineSpace:
         """A copy keeping, per stage, only the included (or not excluded) components."""
         include = {k: set(v) for k, v in (include or {}).items()}
         exclude = {k: set(v) for k, v in (exclude or {}).items()}
-        for stage_name in [*include, *exclude]:
-            self.stage(stage_name)  # KeyError names an unknown stage
+        for stage_name, names in [*include.items(), *exclude.items()]:
+            known = [c.name for c in self.stage(stage_name).components]  # names a bad stage
+            for name in sorted(set(names) - set(known)):
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise ValueError(
+                    f"stage {stage_name!r} has no component {name!r}: {hint}its components "
+                    f"are {', '.join(known)}"
+                )
         stages = []
         for stage in self.stages:
             kept = tuple(

@@ -17,10 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from automl_core.contracts import DATA_FIDELITY_KINDS, DEFAULT_DATA_FIDELITY, Fidelity
-from automl_core.documents import read_recipe_file
+from automl_core.documents import MAX_NODES, expanded_size, read_recipe_file, read_yaml_text
 from automl_core.errors import DatasetError, PluginError, RecipeError, UnknownComponentError
 from automl_core.evaluator import Resampling
 from automl_core.metrics import metric_names
@@ -32,6 +30,16 @@ TASK_TYPES = ("classification", "regression")
 #: handed to :func:`automl_core.runner.run` (``dataset=``) by the caller, e.g.
 #: ``AutoMLClassifier.fit``; the registered source of that name only says so.
 MEMORY_SOURCE = "memory"
+
+
+#: The longest time a budget may give, in seconds (~31.7 years): every clock a run uses
+#: represents it (a thread's wait takes at most ``threading.TIMEOUT_MAX``, ~292 years on
+#: 64-bit Linux; ``1.0e+12`` overflowed it), and no run needs more. Checked by a test.
+MAX_SECONDS = 1e9
+#: The largest count (trials, warm-start configurations): a signed 32-bit integer.
+MAX_COUNT = 2**31 - 1
+#: The largest memory limit, in MB (1 EB): what ``setrlimit`` takes in bytes fits in 63 bits.
+MAX_MEMORY_MB = 2**40
 
 
 @dataclass(frozen=True)
@@ -127,12 +135,15 @@ class Recipe:
 
 
 def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
-    """A copy of ``data`` with ``path=value`` overrides applied (values parsed as YAML)."""
+    """A copy of ``data`` with ``path=value`` overrides applied (values read as YAML, with
+    a recipe file's bounds). ``PATH=null`` (or ``PATH=``) removes the key, so that its
+    default applies again."""
     result = copy.deepcopy(dict(data))
     for override in overrides:
         path, sep, text = override.partition("=")
         if not sep or not path.strip():
             raise RecipeError("--set", override, "PATH=VALUE, e.g. search.params.c_ucb=1.3")
+        value = read_yaml_text(text, f"--set {path.strip()}") if text.strip() else None
         keys = path.strip().split(".")
         node = result
         for depth, key in enumerate(keys[:-1]):
@@ -143,7 +154,15 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
             if not isinstance(child, dict):
                 raise RecipeError(".".join(keys[: depth + 1]), child, "a mapping to set keys in")
             node = child
-        node[keys[-1]] = yaml.safe_load(text) if text.strip() else None
+        if value is None:
+            node.pop(keys[-1], None)
+        else:
+            node[keys[-1]] = value
+    nodes = expanded_size(result)
+    if nodes > MAX_NODES:
+        raise RecipeError(
+            "--set", f"{nodes:,}+ values in the recipe", f"at most {MAX_NODES:,} values"
+        )
     return result
 
 
@@ -311,7 +330,7 @@ def parse_recipe(data: Mapping[str, Any]) -> Recipe:
         _check_data_fidelity(search.fidelity)
     budget = _budget(data["budget"])
     return Recipe(
-        name=_string("name", data.get("name", "run")),
+        name=_run_name(data.get("name", "run")),
         task=task,
         space=space,
         search=search,
@@ -323,6 +342,24 @@ def parse_recipe(data: Mapping[str, Any]) -> Recipe:
         seed=int(_number("seed", data.get("seed", 0), low=0, high=2**31 - 1, integer=True)),
         raw=copy.deepcopy(dict(data)),
     )
+
+
+def _run_name(value: Any) -> str:
+    """The recipe's ``name``: a run folder is named after it (``runs/<name>-<time>``), so it
+    is a name, not a path: a ``/``, a ``\\``, a leading ``.`` or a control character would
+    put the folder elsewhere (``../../x``, ``/tmp/x``) or hide it. Refused, not rewritten, so
+    the user knows where the run goes."""
+    name = _string("name", value)
+    bad = [c for c in name if c in "/\\" or not c.isprintable()]
+    if bad or name.startswith(".") or len(name) > 200:
+        raise RecipeError(
+            "name",
+            name,
+            "a name for the run folder: no '/', '\\' or control characters, not starting "
+            "with '.', at most 200 characters",
+            "Choose where the run goes with --out PATH instead",
+        )
+    return name
 
 
 def default_executor(task: TaskSpec, budget: BudgetSpec) -> Any:
@@ -548,7 +585,7 @@ def _warmstart(value: Any) -> WarmStartSpec | None:
     starter = _component("warmstart", {k: v for k, v in data.items() if k != "configs"}, "starter")
     if data.get("configs") is None:
         return WarmStartSpec(starter)
-    configs = _number("warmstart.configs", data["configs"], low=1, integer=True)
+    configs = _number("warmstart.configs", data["configs"], low=1, high=MAX_COUNT, integer=True)
     return WarmStartSpec(starter, int(configs))
 
 
@@ -558,17 +595,17 @@ def _budget(value: Any) -> BudgetSpec:
     if data.get("wall_time") is None and data.get("trials") is None:
         raise RecipeError("budget", data, "at least one of 'wall_time' (seconds) or 'trials'")
 
-    def get(key: str, integer: bool = False) -> Any:
+    def get(key: str, high: float, integer: bool = False) -> Any:
         raw = data.get(key)
         if raw is None:
             return None
-        return _number(f"budget.{key}", raw, low=0, integer=integer, low_open=True)
+        return _number(f"budget.{key}", raw, low=0, high=high, integer=integer, low_open=True)
 
     return BudgetSpec(
-        wall_time=get("wall_time"),
-        trials=get("trials", integer=True),
-        trial_time=get("trial_time"),
-        trial_memory_mb=get("trial_memory_mb", integer=True),
+        wall_time=get("wall_time", MAX_SECONDS),
+        trials=get("trials", MAX_COUNT, integer=True),
+        trial_time=get("trial_time", MAX_SECONDS),
+        trial_memory_mb=get("trial_memory_mb", MAX_MEMORY_MB, integer=True),
     )
 
 
@@ -618,6 +655,7 @@ def check_names(recipe: Recipe, plugins: Plugins) -> None:
         except UnknownComponentError as error:
             hint = f"Did you mean {', '.join(map(repr, error.close))}? " if error.close else ""
             hint += f"Registered: {', '.join(error.known) if error.known else '(none)'}"
+            hint += broken_plugins_note(plugins)
             raise RecipeError(
                 path, ref.name, f"a registered {kind.replace('_', ' ')}", hint
             ) from None
@@ -627,6 +665,18 @@ def check_names(recipe: Recipe, plugins: Plugins) -> None:
             ) from None
         if kind != "dataset_source":
             _check_params(PARAMS_PATH.get(path, f"{path}.params"), registration, ref.params)
+
+
+def broken_plugins_note(plugins: Plugins) -> str:
+    """The plugins that failed to load, for an error about a name that is not registered:
+    the component may be one of theirs."""
+    if not plugins.broken:
+        return ""
+    named = "; ".join(
+        f"{b.name} ({b.distribution}): {str(b.error).splitlines()[0] if b.error else '?'}"
+        for b in plugins.broken
+    )
+    return f". These plugins failed to load, and may provide it: {named}"
 
 
 #: Where a component's params live in the recipe, when not at ``<its path>.params``.

@@ -121,6 +121,32 @@ def how_trials_ended(trials: list[StoredTrial], stopped_because: str) -> str:
     return "\n".join(lines)
 
 
+#: What a trial's error says when it ran out of memory (numpy's, Python's, the executor's).
+OUT_OF_MEMORY = ("MemoryError", "Unable to allocate", "memory limit", "out of memory")
+
+
+def memory_limit_note(trials: list[StoredTrial], limit_mb: int | None) -> str:
+    """Why trials failing on memory (a run where none succeeded, most on memory) may be the
+    limit's doing, when ``budget.trial_memory_mb`` is set: it bounds a trial's virtual
+    memory (address space), which counts every library and thread stack mapped, far above
+    what the trial fills. (What a trial would have needed is not measured.)"""
+    if limit_mb is None or not trials:
+        return ""
+    on_memory = [
+        t
+        for t in trials
+        if t.status == "memout" or (t.error and any(m in t.error for m in OUT_OF_MEMORY))
+    ]
+    if 2 * len(on_memory) < len(trials):  # most trials failed otherwise: not the limit
+        return ""
+    return (
+        f"\nthe trials ran out of memory under budget.trial_memory_mb={limit_mb}: the limit "
+        "bounds a trial's virtual memory (address space), which counts every library and "
+        "thread stack the process maps (often 1-3 GB with numpy and LightGBM loaded), not "
+        "only the data it fills. Raise it (e.g. 4000) or leave it out"
+    )
+
+
 def finished_summary(folder: Path) -> RunSummary | None:
     """The summary a finished run left in ``folder``; None when it did not finish."""
     path = folder / SUMMARY_FILE

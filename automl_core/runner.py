@@ -37,6 +37,7 @@ from automl_core.run_folder import (
     stored_elapsed,
     stored_policy,
 )
+from automl_core.run_lock import LOCK_FILE, RunFolderLock
 from automl_core.tasks import cannot_resume_on
 from automl_core.validation import check_recipe
 
@@ -86,6 +87,32 @@ def run(
     for warning in check_recipe(recipe, plugins):
         warnings.warn(warning, stacklevel=2)
     run_dir = Path(run_dir)
+    created = not run_dir.exists()
+    lock = RunFolderLock(run_dir).acquire()  # before the folder is looked at: one writer
+    try:
+        return _run_locked(
+            recipe, run_dir, plugins, observers, benchmark, resume, dataset, deadline, started
+        )
+    except BaseException:
+        if created:
+            _remove_if_unused(run_dir)
+        raise
+    finally:
+        lock.release()
+
+
+def _run_locked(
+    recipe: Recipe,
+    run_dir: Path,
+    plugins: Plugins,
+    observers: tuple[object, ...],
+    benchmark: Benchmark | None,
+    resume: bool,
+    dataset: Dataset | None,
+    deadline: float | None,
+    started: float,
+) -> RunSummary:
+    """:func:`run`, once the folder's lock is held."""
     _check_run_folder(run_dir, recipe, resume)
     policy = stored_policy(run_dir) if resume else None
     spent = stored_elapsed(run_dir) if resume else 0.0
@@ -184,6 +211,14 @@ def _timing(search_end: dict[str, float] | None, elapsed: float) -> dict[str, fl
         "reserved": search_end["reserved"],
         "finishing": round(now - search_end["at"], 3),
     }
+
+
+def _remove_if_unused(run_dir: Path) -> None:
+    """Remove the folder a run created and then failed in before writing anything but its
+    lock (a set-up error): a mistake in a recipe leaves no empty run folders behind."""
+    if {p.name for p in run_dir.iterdir()} <= {LOCK_FILE}:
+        (run_dir / LOCK_FILE).unlink(missing_ok=True)
+        run_dir.rmdir()
 
 
 def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:

@@ -58,6 +58,10 @@ class CheckedSource:
 
     load: Callable[..., Dataset]
     check: Callable[[str], str | None]
+    #: ``task_of(reference)``: the dataset's task (classification, regression) when the
+    #: source knows it without loading the data, else None; lets ``automl validate`` refuse
+    #: a regression space on a classification dataset before the data is loaded.
+    task_of: Callable[[str], str | None] | None = None
 
     def __call__(
         self, reference: str, *, target: str | None = None, task: str | None = None
@@ -71,6 +75,13 @@ def check_reference(plugins: Plugins, value: str) -> str | None:
     source, reference = parse_reference(value)
     check = getattr(plugins.get("dataset_source", source).obj, "check", None)
     return check(reference) if callable(check) else None
+
+
+def known_task(plugins: Plugins, value: str) -> str | None:
+    """The task of the dataset ``value`` when its source can tell without loading it."""
+    source, reference = parse_reference(value)
+    task_of = getattr(plugins.get("dataset_source", source).obj, "task_of", None)
+    return task_of(reference) if callable(task_of) else None
 
 
 def load_dataset(

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import joblib
 import numpy as np
+from pandas.api.types import is_numeric_dtype
 from sklearn.model_selection import train_test_split
 
 from automl_core.contracts import (
@@ -241,6 +242,10 @@ class DataTask:
         saved = {
             # what `automl predict` checks a CSV file's columns against
             "features": [str(c) for c in self.train.X.columns],
+            # and which of them must hold numbers
+            "numeric_features": [
+                str(c) for c, kind in self.train.X.dtypes.items() if is_numeric_dtype(kind)
+            ],
             "target": finishing.recipe.task.target or self.dataset.info.get("target"),
         }
         save_final_model(summary, chooser, choice, self.test, saved, finishing)

@@ -40,7 +40,7 @@ from automl_core.recipe import (
     component_refs,
     number_text_hint,
 )
-from automl_core.sources import check_reference
+from automl_core.sources import check_reference, known_task
 from automl_core.space import pipeline_space
 from automl_core.tasks import LookupTask, refuse_what_needs_data, suite_datasets
 
@@ -207,6 +207,14 @@ def _check_space(recipe: Recipe, plugins: Plugins) -> None:
             "space",
             recipe.space.name,
             f"a {recipe.task.type} space (task.type)",
+            f"{recipe.space.name!r} is a {space.task} space",
+        )
+    dataset_task = None if recipe.task.dataset is None else known_task(plugins, recipe.task.dataset)
+    if recipe.task.type is None and dataset_task not in (None, space.task):
+        raise RecipeError(
+            "space",
+            recipe.space.name,
+            f"a {dataset_task} space: {recipe.task.dataset} is a {dataset_task} dataset",
             f"{recipe.space.name!r} is a {space.task} space",
         )
     if metric is not None:

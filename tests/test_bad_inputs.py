@@ -4,6 +4,8 @@ expected) or a kept promise now. Add a case here when a new one is found."""
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import pickle
 import sqlite3
@@ -18,6 +20,7 @@ from toy_plugin import DoublesPlugin, HangingPlugin, ToyPlugin, toy_recipe
 from automl_core.cli import exit_status, main
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
 from automl_core.history import HistoryError, RunHistory
+from automl_core.hookspecs import hookimpl
 from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
 from automl_core.recipe import apply_overrides, load_recipe, parse_recipe
 from automl_core.run_folder import HISTORY_FILE, MODEL_FILE, load_saved_model
@@ -372,7 +375,7 @@ def test_a_set_up_that_leaves_no_time_to_search_stops_before_searching(tmp_path)
         )
     )
     with pytest.raises(
-        AutoMLError, match=r"set-up used the run's whole budget.wall_time \(5s\) before any trial"
+        AutoMLError, match=r"budget.wall_time \(5s\) is too short: .* before the first trial"
     ):
         run(recipe, tmp_path / "run", plugins=hanging_plugins())
     assert not (tmp_path / "run").exists()  # stopped before the run folder was made
@@ -411,3 +414,213 @@ def test_history_errors_keep_sqlite_s_error_as_their_cause(tmp_path):
     with pytest.raises(HistoryError) as raised:
         RunHistory(path)
     assert isinstance(raised.value.__cause__, sqlite3.DatabaseError)
+
+
+# --- issue 43: inputs bounded everywhere, every failure a clear message -----------------------
+
+
+def alias_bomb(levels: int = 6) -> str:
+    """``[&a [l x10], &b [*a x10], &c [*b x10], ...]``: 10**levels values once expanded, a
+    few hundred characters as written."""
+    names = "abcdefghij"[:levels]
+    parts = ["&a [" + ", ".join(["l"] * 10) + "]"]
+    parts += [f"&{name} [" + ", ".join([f"*{previous}"] * 10) + "]"
+              for previous, name in itertools.pairwise(names)]  # fmt: skip
+    return "[" + ", ".join(parts) + "]"
+
+
+def test_an_alias_bomb_in_set_is_refused_naming_the_argument(tmp_path, capsys):
+    code, err = validate(tmp_path, capsys, f"search.params.x={alias_bomb()}")
+    assert code == 2
+    assert "--set search.params.x" in err and "once its aliases are expanded" in err
+
+
+def test_an_unsafe_tag_in_set_is_refused_and_does_not_run(tmp_path, capsys):
+    marker = tmp_path / "ran"
+    payload = f'!!python/object/apply:os.system ["touch {marker}"]'
+    code, err = validate(tmp_path, capsys, f"search.params.x={payload}")
+    assert code == 2 and "--set search.params.x" in err and "safe tags only" in err
+    assert not marker.exists()
+    assert "Traceback" not in err
+
+
+def test_broken_yaml_in_set_names_the_argument(tmp_path, capsys):
+    code, err = validate(tmp_path, capsys, "search.params.x=[1, 2")
+    assert code == 2 and "--set search.params.x: got '[1, 2', expected valid YAML" in err
+
+
+@pytest.mark.parametrize("name", ["../../../x", "/tmp/elsewhere", "a/b", ".hidden", "..", "a\\b"])
+def test_a_run_name_that_is_a_path_is_refused(tmp_path, capsys, name):
+    code, err = validate(tmp_path, capsys, f"name={name}")
+    assert code == 2 and "name: got" in err and "a name for the run folder" in err
+
+
+def test_a_run_name_cannot_put_its_folder_outside_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(RECIPE))
+    assert main(["run", str(path), "--set", "name=../escaped", "--quiet"]) == 2
+    assert not (tmp_path.parent / "escaped").exists() and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("key", ["wall_time", "trial_time"])
+def test_a_time_the_clock_cannot_represent_is_refused(tmp_path, capsys, key):
+    code, err = validate(tmp_path, capsys, f"budget.{key}=1.0e+12")
+    assert code == 2 and f"budget.{key}: got 1000000000000.0" in err and "<=" in err
+
+
+def test_the_longest_time_a_budget_may_give_fits_every_clock():
+    import threading
+
+    from automl_core.recipe import MAX_SECONDS
+
+    assert MAX_SECONDS <= threading.TIMEOUT_MAX
+    threading.Event().wait(0)  # the wait a run does, with its deadline this far out:
+    threading.Lock().acquire(timeout=MAX_SECONDS)  # free lock: returns at once, no overflow
+
+
+def test_set_null_removes_a_key_so_its_default_applies():
+    data = apply_overrides(RECIPE, ["executor=processes", "executor=null", "budget.trials="])
+    assert "executor" not in data and "trials" not in data["budget"]
+    assert parse_recipe(apply_overrides(RECIPE, ["executor=null"])).executor.name == "sequential"
+
+
+def test_a_misspelled_included_component_says_did_you_mean(tmp_path, capsys):
+    code, err = validate(tmp_path, capsys, "space.params.include={classifier: [random_forrest]}")
+    assert code == 2
+    assert "no component 'random_forrest': did you mean 'random_forest'?" in err
+
+
+def test_a_regression_space_on_a_classification_dataset_is_refused_by_validate(tmp_path, capsys):
+    code, err = validate(tmp_path, capsys, "space=autosklearn-regression")
+    assert code == 2
+    assert "expected a classification space: sklearn:iris is a classification dataset" in err
+
+
+def test_a_broken_plugin_is_named_beside_not_registered():
+    class Broken:
+        __name__ = "broken-surrogates"
+
+        @hookimpl
+        def register_surrogates(self, register):
+            raise RuntimeError("cannot find my model file")
+
+    plugins = load_plugins(extra=[ToyPlugin(), Broken()], entry_points=False)
+    recipe = parse_recipe(toy_recipe(search={"strategy": "random", "surrogate": "deep-thing"}))
+    with pytest.raises(RecipeError) as raised:
+        check_recipe(recipe, plugins)
+    assert "These plugins failed to load, and may provide it: broken-surrogates" in str(
+        raised.value
+    )
+    assert "cannot find my model file" in str(raised.value)
+
+
+def test_a_file_that_is_no_csv_is_not_quoted_in_the_error(plugins, tmp_path):
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n")
+    with pytest.raises(DatasetError) as raised:
+        run(parse_recipe(toy_recipe(task={"dataset": f"csv:{secret}"})), tmp_path / "r",
+            plugins=plugins)  # fmt: skip
+    assert "SECRETHASH" not in str(raised.value) and "single column" in str(raised.value)
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("root:SECRETHASH,x\n")
+    with pytest.raises(DatasetError) as raised:
+        run(parse_recipe(toy_recipe(task={"dataset": f"csv:{header_only}"})), tmp_path / "r",
+            plugins=plugins)  # fmt: skip
+    assert "SECRETHASH" not in str(raised.value) and "no data rows" in str(raised.value)
+
+
+def finished_real_run(tmp_path) -> tuple[object, object]:
+    """A run of the installed plugins on iris (what `automl predict` users have)."""
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump({**RECIPE, "search": "random", "budget": {"trials": 2}}))
+    folder = tmp_path / "run"
+    assert main(["run", str(path), "--out", str(folder), "--quiet"]) == 0
+    return folder, pd.read_csv(load_iris_csv(tmp_path))
+
+
+def load_iris_csv(tmp_path):
+    from sklearn.datasets import load_iris
+
+    frame = load_iris(as_frame=True).data
+    frame.to_csv(tmp_path / "iris.csv", index=False)
+    return tmp_path / "iris.csv"
+
+
+def test_predict_names_a_column_with_text_where_the_model_had_numbers(tmp_path, capsys):
+    folder, frame = finished_real_run(tmp_path)
+    capsys.readouterr()
+    frame["petal width (cm)"] = frame["petal width (cm)"].astype(object)
+    frame.loc[4, "petal width (cm)"] = "wide"
+    frame.to_csv(tmp_path / "text.csv", index=False)
+    assert main(["predict", str(folder), str(tmp_path / "text.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "column 'petal width (cm)' must hold numbers" in err and "line 6" in err
+    assert "wide" not in err and "Traceback" not in err
+    frame.head(0).to_csv(tmp_path / "header.csv", index=False)
+    assert main(["predict", str(folder), str(tmp_path / "header.csv")]) == 2
+    assert "has a header but no rows" in capsys.readouterr().err
+    frame.drop(columns=["sepal width (cm)"]).head(3).to_csv(tmp_path / "less.csv", index=False)
+    assert main(["predict", str(folder), str(tmp_path / "less.csv")]) == 2
+    assert "the file lacks the training features ['sepal width (cm)']" in capsys.readouterr().err
+
+
+def test_a_fit_whose_time_budget_is_too_short_says_so_in_its_own_terms():
+    from sklearn.datasets import load_iris
+
+    from automl_core import AutoMLClassifier
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    with pytest.raises(AutoMLError) as raised:
+        AutoMLClassifier(time_budget=0.2, recipe=RECIPE).fit(X, y)
+    message = str(raised.value)
+    assert message.startswith("time_budget=0.2s is too short for a fit")
+    assert "budget.wall_time" not in message  # a key the user never wrote
+    shown = float(message.split("too short for a fit: ")[1].split("s had gone")[0])
+    assert shown > 0  # the time that went before the first trial, the start-up included
+
+
+def test_trials_killed_by_the_memory_limit_say_to_raise_it(plugins, tmp_path, capsys):
+    from automl_core.history import StoredTrial
+    from automl_core.run_folder import memory_limit_note
+    from automl_core.trial import Result, Trial
+
+    def failed(i, status, error):
+        return StoredTrial.of(Trial(i, {}), Result(Status(status), math.inf, error=error))
+
+    memouts = [failed(i, "memout", "Unable to allocate 451 KiB") for i in range(3)]
+    note = memory_limit_note([*memouts, failed(3, "crashed", "exited with status 1")], 600)
+    assert "budget.trial_memory_mb=600" in note and "virtual memory" in note
+    assert memory_limit_note(memouts, None) == ""
+    other = [failed(i, "crashed", "ValueError: bad") for i in range(3)]
+    assert memory_limit_note([*other, memouts[0]], 600) == ""
+
+
+def test_the_best_loss_is_said_in_the_metric_s_own_terms():
+    from automl_core.cli import describe_loss
+
+    assert describe_loss(0.6417, "r2") == "r2: 0.3583 (loss 0.6417, lower is better)"
+    assert describe_loss(0.25, "rmse").startswith("rmse: 0.2500")
+    assert describe_loss(0.1, "benchmark-loss") == "loss (benchmark-loss): 0.1000"
+
+
+def test_show_into_a_closed_pipe_ends_quietly(plugins, tmp_path):
+    import subprocess
+    import sys
+
+    _, folder = finished_run(plugins, tmp_path, trials=40)
+    shown = subprocess.Popen(
+        [sys.executable, "-m", "automl_core.cli", "show", str(folder), "--top", "40"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    shown.stdout.close()  # `| head -0`: the reader went away before the first line
+    err = shown.stderr.read().decode()
+    assert shown.wait(120) == 0
+    assert "Broken pipe" not in err and "Traceback" not in err
+
+
+def test_the_wall_time_counts_the_command_s_imports():
+    from automl_core.cli import process_age
+
+    assert process_age() > 0.0  # this process has run for a while: the imports count

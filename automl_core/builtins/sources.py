@@ -33,11 +33,11 @@ from automl_core.sources import CheckedSource
 @hookimpl
 def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register the ``sklearn``, ``csv`` and ``keel`` sources."""
-    sklearn = CheckedSource(load_sklearn, sklearn_problem)
+    sklearn = CheckedSource(load_sklearn, sklearn_problem, sklearn_task)
     register("sklearn", sklearn, "scikit-learn's bundled toy datasets (no download)")
     csv = CheckedSource(load_csv, csv_problem)
     register("csv", csv, "a CSV file with a header row; the target defaults to the last")
-    keel = CheckedSource(load_keel, keel_problem)
+    keel = CheckedSource(load_keel, keel_problem, lambda reference: "classification")
     register("keel", keel, f"KEEL classification datasets from {_KEEL_REQUIREMENT}")
     register("memory", load_memory, "data held in memory, handed to run(dataset=...) (fit)")
 
@@ -117,6 +117,12 @@ def load_sklearn(reference: str, *, target: str | None = None, task: str | None 
     return check_dataset(Dataset(name=name, X=X, y=y, task=own_task, info=info))
 
 
+def sklearn_task(reference: str) -> str | None:
+    """The bundled dataset's task (None for an unknown name)."""
+    known = SKLEARN_DATASETS.get(reference)
+    return None if known is None else known[1]
+
+
 def sklearn_problem(reference: str) -> str | None:
     """Why ``reference`` is not one of the bundled datasets (None: it is)."""
     if reference in SKLEARN_DATASETS:
@@ -165,11 +171,11 @@ def load_csv(reference: str, *, target: str | None = None, task: str | None = No
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
     if len(frame) == 0:
-        raise DatasetError(f"{where} has a header ({', '.join(columns)}) but no data rows")
-    if len(columns) < 2:
+        raise DatasetError(f"{where} has a header ({len(columns)} columns) but no data rows")
+    if len(columns) < 2:  # the file is likely no CSV at all: its contents are not quoted
         raise DatasetError(
-            f"{where} has a single column ({columns[0]!r}); it needs at least one feature "
-            "column besides the target (is the separator a comma?)"
+            f"{where} has a single column (no comma in its first line); it needs at least "
+            "one feature column besides the target (is the separator a comma?)"
         )
     target = columns[-1] if target is None else target
     check_target_column(where, target, columns)
@@ -178,9 +184,8 @@ def load_csv(reference: str, *, target: str | None = None, task: str | None = No
     name = f"csv:{reference}"
     observed = target_values.dropna()
     if task == "classification" and observed.nunique() < 2:
-        single = observed.iloc[0] if len(observed) else None
         raise DatasetError(
-            f"{where}: target column {target!r} has a single class ({single!r}) in all "
+            f"{where}: target column {target!r} has a single class in all "
             f"{len(observed)} labelled rows; classification needs at least 2 classes. "
             "Is it the right target column?"
         )

@@ -440,7 +440,7 @@ def _history_curve(path: Path) -> list[tuple[float, float]]:
     """``(seconds since the run began, loss)`` of every finished trial at the largest budget
     the run used, in finishing order: losses at smaller budgets of a multi-fidelity search
     are not comparable with them (the rule of :func:`automl_core.history.rank_key`)."""
-    with RunHistory(path) as history:
+    with RunHistory(path, read_only=True) as history:
         began = float(history.get_meta("started_at"))  # written before the first trial
         finished = history.trials(finished_only=True)
     full = min((rank_key(stored)[0] for stored in finished), default=0.0)  # -largest budget

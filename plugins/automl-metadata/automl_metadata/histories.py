@@ -72,7 +72,7 @@ def metadata_from_runs(
     runs did not compute."""
     cells, spaces, metrics, used = _Cells(), set(), set(), 0
     for folder in run_folders(paths):
-        with RunHistory(folder / HISTORY_FILE) as history:
+        with RunHistory(folder / HISTORY_FILE, read_only=True) as history:
             recipe = history.get_meta("recipe") or {}
             dataset = (history.get_meta("dataset") or {}).get("name")
             searched = _space_name(recipe)

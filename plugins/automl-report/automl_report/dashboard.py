@@ -20,6 +20,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from automl_core.history import RunHistory
 from automl_report.reading import history_path, history_stamp
 from automl_report.render import PAGE_FILE, render_report
 
@@ -33,7 +34,9 @@ class LivePage:
     """The page of one run folder, drawn again when its history changed."""
 
     def __init__(self, run_dir: Path, refresh_seconds: int = 5) -> None:
-        history_path(run_dir)  # a folder without a history is refused before serving
+        # a folder without a history, or with one that holds no run, is refused before
+        # serving (not answered with HTTP 500 at each request)
+        RunHistory(history_path(run_dir), read_only=True).close()
         self.run_dir = Path(run_dir)
         self.refresh_seconds = refresh_seconds
         self.root = Path(tempfile.mkdtemp(prefix="automl-dashboard-"))
@@ -67,6 +70,20 @@ class LivePage:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def loopback_host(header: str | None) -> bool:
+    """Whether a request's ``Host`` header names the loopback (``127.0.0.1``, ``localhost``,
+    ``[::1]``, with any port). A page on another host name that resolves to 127.0.0.1
+    (DNS rebinding) would otherwise read the run's history through the visitor's browser."""
+    if not header:
+        return False
+    host = header.strip().lower()
+    if host.startswith("["):  # [::1]:8050
+        host = host[1 : host.find("]")] if "]" in host else ""
+    else:
+        host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return host in LOOPBACK
+
+
 def make_server(live: LivePage, host: str = "127.0.0.1", port: int = 8050) -> ThreadingHTTPServer:
     """A threading HTTP server for ``live`` on a loopback address (any other is refused)."""
     if host not in LOOPBACK:
@@ -74,6 +91,9 @@ def make_server(live: LivePage, host: str = "127.0.0.1", port: int = 8050) -> Th
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # http.server's name
+            if not loopback_host(self.headers.get("Host")):
+                self.send_error(HTTPStatus.MISDIRECTED_REQUEST, "not a loopback Host")
+                return
             name = self.path.split("?", 1)[0].lstrip("/") or PAGE_FILE
             suffix = Path(name).suffix
             if "/" in name or suffix not in CONTENT_TYPES:

@@ -123,3 +123,41 @@ def test_the_dashboard_listens_only_on_loopback(tmp_path):
             make_server(live, host="0.0.0.0", port=0)
     finally:
         live.close()
+
+
+def _get(port: int, host_header: str) -> int:
+    """The status of GET / on the dashboard with ``Host: host_header``."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.putrequest("GET", "/", skip_host=True)
+        connection.putheader("Host", host_header)
+        connection.endheaders()
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_the_dashboard_refuses_a_host_that_is_not_loopback(random_run):
+    """DNS rebinding: a page on evil.example whose name resolves to 127.0.0.1 reaches the
+    server, but its requests carry ``Host: evil.example``: refused (421), while the page's
+    own loopback names are served."""
+    import threading
+
+    live = LivePage(random_run)
+    server = make_server(live, host="127.0.0.1", port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        assert _get(port, "evil.example") == 421
+        assert _get(port, f"evil.example:{port}") == 421
+        assert _get(port, "127.0.0.1.evil.example") == 421
+        assert live.drawings == 0  # refused before anything was read or drawn
+        assert _get(port, f"127.0.0.1:{port}") == 200
+        assert _get(port, f"localhost:{port}") == 200
+        assert _get(port, f"[::1]:{port}") == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+        live.close()

@@ -29,7 +29,7 @@ def run_with(surrogate: str, tmp_path, capsys) -> list:
     path.write_text(yaml.safe_dump(recipe))
     out = tmp_path / surrogate
     assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
-    assert "best validation loss (balanced_accuracy)" in capsys.readouterr().out
+    assert "best validation balanced_accuracy: " in capsys.readouterr().out
     with RunHistory(out / HISTORY_FILE) as history:
         return history.trials()
 
