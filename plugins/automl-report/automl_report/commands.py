@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -23,6 +24,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     began = time.perf_counter()
     out = args.out if args.out is not None else args.run_dir / "report"
+    if args.out is None and args.run_dir.is_dir() and not os.access(args.run_dir, os.W_OK):
+        from automl_core.errors import AutoMLError
+
+        raise AutoMLError(
+            f"{args.run_dir} is read-only, and the report is written into it by default: "
+            "write it elsewhere with --out FOLDER (the run is only read)"
+        )
     path = render_report(args.run_dir, out)
     if not args.quiet:
         print(f"report: {path} ({time.perf_counter() - began:.1f}s)")
