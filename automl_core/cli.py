@@ -25,6 +25,7 @@ from automl_core import __version__
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, rank_key
 from automl_core.metrics import get_metric
+from automl_core.model_trust import declared_model_types
 from automl_core.plugins import KINDS, Plugins, load_plugins
 from automl_core.recipe import load_recipe
 from automl_core.run_folder import (
@@ -37,7 +38,6 @@ from automl_core.run_folder import (
     how_trials_ended,
     load_saved_model,
     memory_limit_note,
-    plugin_packages,
 )
 from automl_core.runner import run
 from automl_core.suites import run_suite
@@ -508,8 +508,8 @@ def describe_final_model(summary: dict[str, Any]) -> str:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    packages = plugin_packages(load_plugins())
-    stored = load_saved_model(args.run_dir, trust=args.trust, packages=packages)
+    allowed = declared_model_types(load_plugins())
+    stored = load_saved_model(args.run_dir, trust=args.trust, allowed=allowed)
     frame = read_features(args.data, stored)
     model = stored["model"]
     if args.proba:

@@ -41,16 +41,11 @@ from automl_core.dataset import Dataset
 from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory, StoredTrial, rank_key
 from automl_core.model import TrainedModel
+from automl_core.model_trust import declared_model_types
 from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.recipe import MEMORY_SOURCE, Recipe, named_recipe, parse_recipe, read_recipe
-from automl_core.run_folder import (
-    HISTORY_FILE,
-    RunSummary,
-    how_trials_ended,
-    load_saved_model,
-    plugin_packages,
-)
+from automl_core.run_folder import HISTORY_FILE, RunSummary, how_trials_ended, load_saved_model
 from automl_core.runner import run
 from automl_core.space import pipeline_space
 
@@ -399,8 +394,8 @@ class _AutoMLEstimator(BaseEstimator):
                 ". A longer time_budget or trial_time, or a recipe with other components, "
                 "may help"
             )
-        packages = plugin_packages(plugins)
-        self.model_: TrainedModel = load_saved_model(run_dir, packages=packages)["model"]
+        allowed = declared_model_types(plugins)
+        self.model_: TrainedModel = load_saved_model(run_dir, allowed=allowed)["model"]
         self.run_summary_ = summary
         space = _space_of(recipe, plugins)
         self.leaderboard_ = leaderboard_frame(trials, space, summary.metric, summary.ensemble)

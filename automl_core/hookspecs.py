@@ -14,7 +14,7 @@ keeps old plugins working when a hook gains an argument.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -46,9 +46,8 @@ Built = TypeVar("Built", contravariant=True)
 
 
 class RegisterFactory(Protocol[Built]):
-    """``register(name, factory, description="")``: ``factory(**params)`` builds the
-    component from the recipe's ``params``. ``description`` defaults to the first line of
-    the factory's docstring."""
+    """``register(name, factory, description="")``: ``factory(**params)`` builds the component
+    from the recipe's ``params``; ``description`` defaults to its docstring's first line."""
 
     def __call__(self, name: str, factory: Callable[..., Built], description: str = "") -> None: ...
 
@@ -78,10 +77,9 @@ Spec = TypeVar("Spec", bound=Callable[..., Any])
 
 
 def registration(kind: str, *, document: bool = False) -> Callable[[Spec], Spec]:
-    """Declare a registration hook and the kind of component it registers (``document``:
-    its ``register`` takes YAML documents). A plugin that adds hooks of its own (automl-bench's
-    suites and systems) declares them with this too, in the module it hands to
-    :func:`add_hookspecs`."""
+    """Declare a registration hook and the kind of component it registers (``document``: its
+    ``register`` takes YAML documents). A plugin that adds hooks of its own (automl-bench's
+    suites and systems) declares them with this too, in the module it hands to ``add_hookspecs``."""
 
     def declare(spec: Spec) -> Spec:
         KINDS[kind] = spec.__name__
@@ -125,10 +123,15 @@ def add_hookspecs(add: AddHookspecs) -> None:
 
 @hookspec
 def register_commands(register: RegisterCommand) -> None:
-    """Register ``automl`` sub-commands (simonw/llm's pattern): automl-bench adds ``ablate``
-    and ``compare``; a two-word name adds an action to a group (automl-openml's
-    ``"data import-openml"``); a group is created when a plugin first adds an action to
-    it."""
+    """Register ``automl`` sub-commands (simonw/llm's pattern): automl-bench adds ``ablate`` and
+    ``compare``; a two-word name adds an action to a group (automl-openml's
+    ``"data import-openml"``); a group is created when a plugin first adds an action to it."""
+
+
+@hookspec
+def trusted_model_types() -> Iterable[str]:  # type: ignore[empty-body]  # a spec: no body
+    """Names (``module.Name``, as skops' ``get_untrusted_types`` says) of the types and functions
+    a fitted pipeline of this plugin's components may hold: a model naming others is refused."""
 
 
 # --- registration hooks --------------------------------------------------------------------
@@ -177,11 +180,9 @@ def register_benchmarks(register: RegisterFactory[Benchmark]) -> None:
 
 @registration("metadata")
 def register_metadata(register: RegisterFactory[MetaDataLoader]) -> None:
-    """Register meta-data sources: ``factory(**params)`` returns a
-    :class:`~automl_core.contracts.MetaDataLoader`, whose ``load()`` gives the
-    :class:`~automl_core.contracts.MetaData`. automl-metadata's ``MetaDataSource`` class,
-    registered itself, is the usual way: its class attributes (package, licence) are shown
-    by ``automl data list``."""
+    """Register meta-data sources: ``factory(**params)`` returns a ``MetaDataLoader``
+    (:mod:`automl_core.contracts`), whose ``load()`` gives the ``MetaData``; automl-metadata's
+    ``MetaDataSource`` class is one (``automl data list`` shows its package and licence)."""
 
 
 @registration("dataset_source")
@@ -226,10 +227,9 @@ def on_run_start(run: Any) -> None:
 
 @hookspec
 def on_trial_end(run: Any, trial: Any, result: Any) -> bool | None:
-    """A trial finished and its result is stored in the history. Return ``False`` to stop
-    the run (early stopping): no new trials are asked, the running ones finish, then the run
-    ends as at a budget (ensemble, refit, save) with ``stopped_because`` naming the
-    observer. Any other return value, ``None`` included, lets it go on."""
+    """A trial finished and its result is stored in the history. ``False`` stops the run (early
+    stopping): no new trials are asked, the running ones finish, then it ends as at a budget
+    (ensemble, refit, save), ``stopped_because`` naming the observer. Anything else goes on."""
 
 
 @hookspec

@@ -6,6 +6,7 @@ writes these, so they live apart from all of them.
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 import types
@@ -22,9 +23,9 @@ from automl_core.errors import AutoMLError
 from automl_core.final_model import FinalChoice
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.model import TrainedModel
+from automl_core.model_trust import checked_trust, declared_model_types
 
 if TYPE_CHECKING:
-    from automl_core.plugins import Plugins
     from automl_core.recipe import Recipe
 
 HISTORY_FILE = "history.sqlite"
@@ -162,23 +163,61 @@ def save_model(run_dir: Path, payload: dict[str, Any]) -> Path:
     """Write the final model and what ``automl predict`` checks (``payload``) to
     :data:`MODEL_FILE`, in skops' format, which loads without running code. A model skops
     cannot write (a type it does not know how to take apart) is pickled to
-    :data:`PICKLED_MODEL_FILE` instead, with a warning: that file loads only when trusted."""
+    :data:`PICKLED_MODEL_FILE` instead, with a warning: that file loads only when trusted.
+
+    A disk that cannot take the file (full, over quota, read-only, not writable: an
+    ``OSError``) is no reason for a pickle: :class:`ModelNotSavedError` says so, naming the
+    file, and no part of a model file is left behind; the history is intact, so resuming
+    the run saves the model once the disk is fixed."""
     skops_io = import_skops()
 
     path = run_dir / MODEL_FILE
     try:
         skops_io.dump(payload, path)
         return path
+    except OSError as error:
+        path.unlink(missing_ok=True)
+        raise ModelNotSavedError(run_dir, path, error) from error
     except Exception as error:  # skops refuses what it cannot take apart
         path.unlink(missing_ok=True)
         pickled = run_dir / PICKLED_MODEL_FILE
-        joblib.dump(payload, pickled)
+        try:
+            joblib.dump(payload, pickled)
+        except OSError as disk_error:
+            pickled.unlink(missing_ok=True)
+            raise ModelNotSavedError(run_dir, pickled, disk_error) from disk_error
         warnings.warn(
             f"the model could not be saved in skops' format ({type(error).__name__}: {error}); "
             f"it was pickled to {pickled}, which loads only with --trust (trust=True)",
             stacklevel=2,
         )
         return pickled
+
+
+class ModelNotSavedError(AutoMLError):
+    """The final model could not be written: the disk holding the run folder is full, over
+    quota, read-only or not writable (``error``, the ``OSError``)."""
+
+    def __init__(self, run_dir: Path, path: Path, error: OSError) -> None:
+        self.path = path
+        self.error = error
+        why = error.strerror or str(error)
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            problem = f"no space left on the disk holding {run_dir}"
+            fix = "free space"
+        elif error.errno == errno.EROFS:
+            problem = f"the disk holding {run_dir} is read-only"
+            fix = "make it writable"
+        elif error.errno in (errno.EACCES, errno.EPERM):
+            problem = f"{run_dir} may not be written to"
+            fix = "make it writable"
+        else:
+            problem = f"writing in {run_dir} failed"
+            fix = "fix that"
+        super().__init__(
+            f"the model could not be saved to {path}: {problem} ({why}). The search's trials "
+            f"are kept in the history: {fix} and `automl resume {run_dir}` to save the model"
+        )
 
 
 def prepare_saving() -> None:
@@ -224,14 +263,16 @@ def import_skops() -> types.ModuleType:
 
 
 def load_saved_model(
-    run_dir: Path, *, trust: bool = False, packages: Iterable[str] | None = None
+    run_dir: Path, *, trust: bool = False, allowed: Iterable[str] | None = None
 ) -> dict[str, Any]:
     """The dict a run saved (see :func:`save_model`); the error says why there is none.
 
-    Only the types of :data:`TRUSTED_PACKAGES`, of ``packages`` (by default the installed
-    plugins' packages: :func:`plugin_packages`) and :data:`TRUSTED_NAMES` are rebuilt; a
-    file that names any other is refused, as is a pickled model unless ``trust`` is set:
-    loading a pickle runs whatever code its author put in it."""
+    A skops file is rebuilt only when every type and function it names beyond those skops
+    trusts itself is declared, exactly, by the core or in ``allowed``: by default what the
+    installed plugins declare (:func:`~automl_core.model_trust.declared_model_types`); pass
+    that of the plugins you have loaded. A file naming any other is refused, as is a
+    pickled model, unless ``trust`` is set: loading a pickle runs whatever code its author
+    put in it, and a model calls the functions it holds (see :mod:`automl_core.model_trust`)."""
     path = run_dir / MODEL_FILE
     if not path.is_file():
         pickled = run_dir / PICKLED_MODEL_FILE
@@ -245,45 +286,13 @@ def load_saved_model(
         named = skops_io.get_untrusted_types(file=path)
     except Exception as error:
         raise AutoMLError(f"{path} is not a model saved by a run: {error}") from None
-    if packages is None:
+    if allowed is None and not trust:
         from automl_core.plugins import load_plugins
 
-        packages = plugin_packages(load_plugins())
-    refused = untrusted(named, packages)
-    if refused:
-        raise AutoMLError(
-            f"{path} names types outside the trusted packages ({', '.join(refused[:5])}): "
-            "it was not written by a run of the installed automl-core and plugins, or it was "
-            "altered. Loading it would rebuild those types; it is refused"
-        )
-    stored = skops_io.load(path, trusted=named)
+        allowed = declared_model_types(load_plugins())
+    checked = checked_trust(path, named, allowed or (), trust)
+    stored = skops_io.load(path, trusted=checked)
     return _checked(stored, path)
-
-
-#: Packages whose types a saved model may be rebuilt from: those the core's pipelines are
-#: made of. Plugins add their own (:func:`plugin_packages`).
-TRUSTED_PACKAGES = ("automl_core", "sklearn", "numpy", "scipy", "lightgbm", "xgboost")
-#: Standard-library types that fitted models hold.
-TRUSTED_NAMES = ("collections.OrderedDict", "functools.partial")
-
-
-def untrusted(names: Iterable[str], packages: Iterable[str] = ()) -> list[str]:
-    """The type names (``module.Name``) that are neither in :data:`TRUSTED_NAMES` nor in a
-    trusted package."""
-    allowed = set(TRUSTED_PACKAGES) | set(packages)
-    return [n for n in names if n not in TRUSTED_NAMES and n.split(".")[0] not in allowed]
-
-
-def plugin_packages(plugins: Plugins) -> set[str]:
-    """The top-level packages of the loaded plugins: their components' types are trusted
-    in a saved model, as the code that made them is installed and was loaded anyway."""
-    packages = set()
-    for plugin in plugins.manager.get_plugins():
-        module = (
-            plugin.__name__ if isinstance(plugin, types.ModuleType) else type(plugin).__module__
-        )
-        packages.add(module.split(".")[0])
-    return packages - {"builtins", "__main__"}
 
 
 def _load_pickled(path: Path, trust: bool) -> dict[str, Any]:

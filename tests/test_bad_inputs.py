@@ -21,6 +21,7 @@ from automl_core.cli import exit_status, main
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
 from automl_core.history import HistoryError, RunHistory
 from automl_core.hookspecs import hookimpl
+from automl_core.model_trust import declared_model_types
 from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
 from automl_core.recipe import apply_overrides, load_recipe, parse_recipe
 from automl_core.run_folder import HISTORY_FILE, MODEL_FILE, load_saved_model
@@ -336,13 +337,13 @@ def test_a_model_file_naming_untrusted_types_is_refused(plugins, tmp_path):
 
     _, folder = finished_run(plugins, tmp_path)
     skops.io.dump({"model": os.system}, folder / MODEL_FILE)
-    with pytest.raises(AutoMLError, match="names types outside the trusted packages"):
-        load_saved_model(folder)
+    with pytest.raises(AutoMLError, match=r"names types or functions that neither automl-core"):
+        load_saved_model(folder, allowed=declared_model_types(plugins))
 
 
 def test_a_saved_model_loads_back_and_predicts_the_same(plugins, tmp_path):
     _, folder = finished_run(plugins, tmp_path)
-    stored = load_saved_model(folder, packages={"toy_plugin"})
+    stored = load_saved_model(folder, allowed=declared_model_types(plugins))
     X = pd.DataFrame(np.random.default_rng(0).random((5, 30)), columns=stored["features"])
     assert stored["model"].predict(X).shape == (5,)
 

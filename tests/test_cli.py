@@ -217,7 +217,7 @@ def test_predict_names_missing_and_extra_columns(iris_run, capsys, tmp_path):
     wrong.to_csv(tmp_path / "wrong.csv", index=False)
     assert main(["predict", str(run_dir), str(tmp_path / "wrong.csv")]) == 2
     error = capsys.readouterr().err
-    assert "missing the training features ['petal width (cm)']" in error
+    assert "lacks the training features ['petal width (cm)']" in error
     assert "has columns the model was not trained on ['colour']" in error
     assert "the target 'species' may be present and is ignored" in error
 

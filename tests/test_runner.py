@@ -15,6 +15,7 @@ from toy_plugin import FailingStrategy, FixedWarmStarter, toy_recipe
 from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError
 from automl_core.history import RunHistory
+from automl_core.model_trust import declared_model_types
 from automl_core.recipe import RecipeError, parse_recipe
 from automl_core.run_folder import HISTORY_FILE, RunError, load_saved_model
 from automl_core.runner import run
@@ -50,7 +51,7 @@ def test_end_to_end_run_stores_trials_refits_and_saves(plugins, tmp_path):
         "version": "0.1.0",
     }
     assert meta["recipe"]["name"] == "toy" and "python" in meta["versions"]
-    saved = load_saved_model(tmp_path / "run")
+    saved = load_saved_model(tmp_path / "run", allowed=declared_model_types(plugins))
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     predictions = saved["model"].predict(X)
     assert set(np.unique(predictions)) <= set(np.unique(y))
@@ -148,7 +149,8 @@ def test_the_ensembler_weights_become_the_final_model(plugins, tmp_path):
             )
         )
         summary = run(recipe, tmp_path / f"run{seed}", plugins=plugins)
-        model = load_saved_model(tmp_path / f"run{seed}")["model"]
+        allowed = declared_model_types(plugins)
+        model = load_saved_model(tmp_path / f"run{seed}", allowed=allowed)["model"]
         kinds.append(summary.final_model["kind"])
         if kinds[-1] == "ensemble":
             assert list(summary.ensemble.values()) == [0.5, 0.5]
@@ -190,7 +192,7 @@ def test_regression_end_to_end(plugins, tmp_path):
 
 def test_space_and_metric_must_fit_the_dataset_task(plugins, tmp_path):
     wrong_space = parse_recipe(toy_recipe(task={"dataset": "sklearn:diabetes"}))
-    with pytest.raises(AutoMLError, match="regression task, the space is for classification"):
+    with pytest.raises(AutoMLError, match="sklearn:diabetes is a regression dataset"):
         run(wrong_space, tmp_path / "a", plugins=plugins)
     wrong_metric = parse_recipe(
         toy_recipe(

@@ -32,6 +32,7 @@ from automl_core.finishing import (
 )
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.hookspecs import hookimpl
+from automl_core.model_trust import declared_model_types
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE, load_saved_model
@@ -348,7 +349,7 @@ def test_a_refit_that_overruns_its_plan_saves_the_best_trial(plugins, tmp_path, 
     assert summary.ensemble == {summary.best_trial: 1.0}
     assert summary.final_model["reason"] == "the best trial: the refit ran out of time"
     assert dropped["trial"] != summary.best_trial
-    saved = load_saved_model(tmp_path / "late")["model"]
+    saved = load_saved_model(tmp_path / "late", allowed=declared_model_types(plugins))["model"]
     assert len(saved.estimators) == 1 and list(saved.weights) == [1.0]
 
 
@@ -415,7 +416,8 @@ def test_a_best_trial_too_slow_to_refit_in_time_gives_way_to_the_best_that_fits(
     with RunHistory(tmp_path / "bounded" / HISTORY_FILE) as history:
         ranked = [t.trial.id for t in history.best(4)]
     assert kept == ranked[1]  # the next best, whose refit fits
-    assert len(load_saved_model(tmp_path / "bounded")["model"].estimators) == 1
+    saved = load_saved_model(tmp_path / "bounded", allowed=declared_model_types(plugins))
+    assert len(saved["model"].estimators) == 1
 
 
 def test_the_search_reserves_the_time_of_the_refit_that_will_happen(plugins):

@@ -186,6 +186,15 @@ class ToyPlugin:
         register("toy-classification", toy_space("classification", "classifier"))
         register("toy-regression", toy_space("regression", "regressor"))
 
+    @hookimpl
+    def trusted_model_types(self) -> list[str]:
+        # the assembler's column selectors, SimpleImputer's fitted dtype, a fitted tree
+        return [
+            "sklearn.compose._column_transformer.make_column_selector",
+            "numpy.dtype",
+            "sklearn.tree._tree.Tree",
+        ]
+
 
 # --- test doubles of the other kinds ---------------------------------------------------------
 

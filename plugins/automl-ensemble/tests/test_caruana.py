@@ -288,7 +288,7 @@ def test_a_run_with_the_caruana_ensemble(tmp_path, caruana_recipe):
         caruana_recipe(
             "sklearn:breast_cancer",
             ["decision_tree", "k_nearest_neighbors", "sgd"],
-            ["no_preprocessing", "select_percentile"],
+            ["no_preprocessing", "select_percentile_classification"],
             size=20,
             trials=6,
             seed=1,
@@ -298,8 +298,9 @@ def test_a_run_with_the_caruana_ensemble(tmp_path, caruana_recipe):
     weights = np.array(list(summary.ensemble.values()))
     assert len(weights) >= 2  # with this seed the blend beats the single best trial
     assert weights.sum() == pytest.approx(1.0) and np.all(weights > 0)
-    # the zero weights are dropped and the rest renormalised: still counts out of 20 rounds
-    assert np.allclose(weights * 20, np.round(weights * 20))
+    # the zero weights are dropped and the rest renormalised: still counts out of the
+    # earliest best round, at most 20
+    assert any(np.allclose(weights * r, np.round(weights * r)) for r in range(1, 21))
     saved = load_saved_model(tmp_path / "run")["model"]
     assert len(saved.estimators) == len(summary.ensemble)
     assert saved.weights == pytest.approx(weights)

@@ -87,10 +87,12 @@ def test_a_few_training_steps_lower_the_patch_identification_loss():
     torch.manual_seed(0)
     network = Dida(SMALL)
     sizes = PatchSizes(rows=(30, 60), features=(2, 4))
-    settings = Training(steps=60, batch=8, lr=0.01, sizes=sizes)
+    settings = Training(steps=150, batch=8, lr=0.01, sizes=sizes)
     losses = train_patch_identification(network, tables, settings)
     assert np.mean(losses[-5:]) < np.mean(losses[:5]) / 2
-    # new patches of the same datasets: measured 0.71 (0.5 before training)
+    # new patches of the same datasets: 0.80 measured on an AMD EPYC (0.5 before training).
+    # 60 steps gave 0.71 on an Intel Xeon but 0.5 on the AMD (and 0.55-0.84 over seeds 1-3
+    # there): too few for the held-out accuracy to hold across CPUs' float rounding.
     held_out = sample_pairs(tables, 80, sizes, np.random.default_rng(5), SMALL.neighbours)
     assert accuracy(network, held_out) > 0.6
 

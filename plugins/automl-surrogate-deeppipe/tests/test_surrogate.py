@@ -372,7 +372,8 @@ def test_a_pools_rows_are_packed_once_and_read_back_for_any_of_its_rows(family, 
     first = model.predict(offered)
     fewer = model.predict(offered[1:][::-1].copy())  # another array, other rows, reordered
     assert calls == [len(pool.encodings)]
-    np.testing.assert_allclose(fewer[0], first[0][1:][::-1], rtol=1e-10)
+    # equal up to float32 rounding: batches of other sizes take other BLAS kernels on some CPUs
+    np.testing.assert_allclose(fewer[0], first[0][1:][::-1], rtol=1e-6)
     direct = pack(model._layout.transform(offered), model._selector(offered))
     assert torch.equal(model._pack(offered), direct)
     with pytest.raises(ValueError, match="row 1 is not a candidate of the pool"):
