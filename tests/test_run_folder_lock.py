@@ -188,7 +188,7 @@ def test_show_writes_nothing_into_a_finished_run(plugins, tmp_path, capsys):
     assert after == before
 
 
-def _read_only_mount_command(folder: Path, command: list[str]) -> list[str] | None:
+def read_only_mount_command(folder: Path, command: list[str]) -> list[str] | None:
     """``command`` run with ``folder`` bind-mounted read-only over itself, in a mount
     namespace of its own (root: ``unshare -m``; others: ``unshare -rm``); None where the
     system does not allow it."""
@@ -213,7 +213,7 @@ def test_show_works_on_a_read_only_mount(plugins, tmp_path):
     disk is: a read-only bind mount."""
     folder = tmp_path / "run"
     run(parse_recipe(toy_recipe(budget={"trials": 3})), folder, plugins=plugins)
-    command = _read_only_mount_command(folder, [*AUTOML, "show", str(folder)])
+    command = read_only_mount_command(folder, [*AUTOML, "show", str(folder)])
     if command is None:
         pytest.skip("this system allows no read-only bind mount (unshare -m)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
