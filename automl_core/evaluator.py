@@ -35,6 +35,7 @@ from sklearn.preprocessing import LabelEncoder
 from automl_core.contracts import DATA_FIDELITY_KINDS, Evaluator
 from automl_core.dataset import Dataset
 from automl_core.errors import DatasetError
+from automl_core.fold_models import FoldModels
 from automl_core.metrics import METRICS, Metric
 from automl_core.pipeline_space import PipelineSpace
 from automl_core.space import BuildContext
@@ -46,11 +47,14 @@ MIN_SUBSAMPLE_ROWS = 100
 
 @dataclass(frozen=True)
 class Resampling:
-    """``holdout`` keeps ``fraction`` of the rows for validation; ``cv`` uses ``folds`` folds."""
+    """``holdout`` keeps ``fraction`` of the rows for validation; ``cv`` uses ``folds`` folds.
+    ``bag``: the fold models of each trial are kept, and the final model averages those of
+    its members instead of refitting them (:class:`~automl_core.model.BaggedPipeline`)."""
 
     kind: str = "holdout"
     fraction: float = 0.33
     folds: int = 5
+    bag: bool = False
 
 
 def make_splits(
@@ -171,6 +175,9 @@ class PipelineEvaluator(Evaluator):
         ]
         #: rows whose out-of-sample predictions a result carries, in this order
         self.validation_rows = np.sort(np.concatenate([valid for _, valid in self.splits]))
+        #: where each full-fidelity trial's fold models are written (``resampling.bag``), set
+        #: by the run once its folder exists (:meth:`~automl_core.tasks.DataTask.use_folder`)
+        self.fold_models: FoldModels | None = None
 
     @property
     def validation_targets(self) -> np.ndarray:
@@ -199,6 +206,7 @@ class PipelineEvaluator(Evaluator):
         predictions = np.full((len(self.y), width), np.nan)
         fit_time = predict_time = fit_cpu_time = 0.0
         X = self.dataset.X
+        fitted = []
         for (train, valid), order in zip(self.splits, self.subsample_orders, strict=True):
             if spent == "subsample" and budget is not None:
                 train = np.sort(train[order[: subsample_size(len(train), budget)]])
@@ -212,12 +220,15 @@ class PipelineEvaluator(Evaluator):
             predictions[valid] = self._predict(model, X.iloc[valid])
             predict_time += time.perf_counter() - tock
             fit_time += tock - tick
+            fitted.append(model)
         held_out = predictions[self.validation_rows]
         if self.task == "regression":
             held_out = held_out[:, 0]
         if not np.all(np.isfinite(held_out)):
             raise ValueError("the pipeline predicted NaN or infinite values")
         loss = self.metric.loss(self.validation_targets, held_out)
+        if self.fold_models is not None and budget is None:  # only full fits are final models
+            self.fold_models.write(trial.id, fitted)
         return Result(
             status=Status.OK,
             loss=loss,

@@ -175,6 +175,7 @@ def search(
             trial = in_flight.pop(future)
             result = _result_of(future)
             history.finish(trial, result, asked, meta=budget.elapsed_to_record())
+            setup.task.trial_stored(history)
             finished = StoredTrial.of(trial, result)
             improved = finished.ranks and (best is None or rank_key(finished) < rank_key(best))
             if improved:

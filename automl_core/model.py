@@ -14,6 +14,31 @@ from automl_core.evaluator import predict_scores
 
 
 @dataclass
+class BaggedPipeline:
+    """One cross-validated trial's fold models, averaged: the k pipelines its validation
+    loss was measured with, each fitted on k-1 folds (bagging, as AutoGluon's models are;
+    no refit on all rows). Classification: the mean of the folds' class probabilities over
+    the label codes ``0..n_classes-1``; regression: the mean prediction."""
+
+    folds: list[Any]
+    n_classes: int = 0
+
+    @property
+    def classes_(self) -> np.ndarray:
+        return np.arange(self.n_classes)
+
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        if not self.n_classes:
+            raise AttributeError("predict_proba is only defined for classification")
+        return np.mean([predict_scores(fold, X, self.n_classes) for fold in self.folds], axis=0)
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        if self.n_classes:
+            return np.argmax(self.predict_proba(X), axis=1)
+        return np.mean([np.asarray(f.predict(X), dtype=float) for f in self.folds], axis=0)
+
+
+@dataclass
 class TrainedModel:
     """Fitted pipelines with weights, predicting in the dataset's original labels.
 

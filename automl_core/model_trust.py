@@ -31,11 +31,17 @@ if TYPE_CHECKING:
     from automl_core.plugins import Plugins
 
 #: What the core itself puts in a saved model besides what skops trusts anyway: the
-#: :class:`~automl_core.model.TrainedModel`, and the dates a recipe's YAML may hold (the
+#: :class:`~automl_core.model.TrainedModel` (and a bagged search's
+#: :class:`~automl_core.model.BaggedPipeline` members), and the dates a recipe's YAML may hold (the
 #: payload keeps the recipe). Its label encoder, weights, configurations, features and
 #: target are scikit-learn, NumPy and builtin types that skops trusts.
 CORE_MODEL_TYPES: frozenset[str] = frozenset(
-    {"automl_core.model.TrainedModel", "datetime.date", "datetime.datetime"}
+    {
+        "automl_core.model.TrainedModel",
+        "automl_core.model.BaggedPipeline",  # a bagged search's members
+        "datetime.date",
+        "datetime.datetime",
+    }
 )
 #: How many refused names an error message shows.
 SHOWN = 5

@@ -498,18 +498,34 @@ def _policy(value: Any) -> ComponentRef | None:
 
 
 def parse_resampling(value: Any) -> Resampling:
+    """``{holdout: f}``, ``{cv: k}`` or ``{cv: k, bag: true}``: k-fold cross-validation whose
+    fold models are kept, the final model their average (bagging: no refit)."""
     expected = (
-        "{holdout: <fraction in (0, 1)>}, {cv: <folds >= 2>}, or auto (a policy selector chooses)"
+        "{holdout: <fraction in (0, 1)>}, {cv: <folds >= 2>} (add 'bag: true' to keep the "
+        "fold models as the final model), or auto (a policy selector chooses)"
     )
-    if not isinstance(value, dict) or len(value) != 1:
+    if not isinstance(value, dict) or not 1 <= len(value) <= 2:
+        raise RecipeError("task.resampling", value, expected)
+    value = dict(value)
+    bag = value.pop("bag", False)
+    if not isinstance(bag, bool):
+        raise RecipeError("task.resampling.bag", bag, "true or false")
+    if len(value) != 1:
         raise RecipeError("task.resampling", value, expected)
     ((kind, amount),) = value.items()
+    if bag and kind != "cv":
+        raise RecipeError(
+            "task.resampling.bag",
+            bag,
+            "bag only with cv",
+            "Bagging averages the k fold models of a cross-validation; a holdout has one",
+        )
     if kind == "holdout":
         fraction = _number("task.resampling.holdout", amount, low=0, high=0.9, low_open=True)
         return Resampling("holdout", fraction=fraction)
     if kind == "cv":
         folds = _number("task.resampling.cv", amount, low=2, high=100, integer=True)
-        return Resampling("cv", folds=int(folds))
+        return Resampling("cv", folds=int(folds), bag=bag)
     raise RecipeError(f"task.resampling.{kind}", amount, expected)
 
 

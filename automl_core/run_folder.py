@@ -11,6 +11,7 @@ import json
 import sys
 import types
 import warnings
+import zipfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -78,8 +79,11 @@ class RunSummary:
     #: For a benchmark task: its name, the dataset, the best and worst stored losses, and
     #: the normalised regret of the best trial.
     benchmark: dict[str, Any] | None = None
-    #: Seconds spent refitting the final model on all training rows.
+    #: Seconds spent refitting the final model on all training rows (0 when bagged).
     refit_seconds: float | None = None
+    #: Seconds spent reading a bagged search's fold models back as the final model (None:
+    #: not bagged).
+    bagged_seconds: float | None = None
     #: Ensemble members left out of the final model because their refit would have crossed
     #: the run's deadline: ``{"trial", "weight" (in the choice first made),
     #: "estimated_seconds"}``. ``ensemble`` then holds the weights of the choice made again
@@ -173,7 +177,9 @@ def save_model(run_dir: Path, payload: dict[str, Any]) -> Path:
 
     path = run_dir / MODEL_FILE
     try:
-        skops_io.dump(payload, path)
+        # deflate at its fastest level: a bagged ensemble's 96 MB file becomes 17 MB for
+        # about the same time (7.8 vs 8.2 s, measured once on the 2-core VM)
+        skops_io.dump(payload, path, compression=zipfile.ZIP_DEFLATED, compresslevel=1)
         return path
     except OSError as error:
         path.unlink(missing_ok=True)

@@ -16,6 +16,7 @@ import difflib
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 import joblib
@@ -36,6 +37,7 @@ from automl_core.errors import AutoMLError, DatasetError, PluginError, RecipeErr
 from automl_core.evaluator import PipelineEvaluator, Resampling
 from automl_core.final_model import FinalChoice
 from automl_core.finishing import (
+    ENSEMBLE_POOL,
     ENSEMBLE_RESERVED,
     ENSEMBLE_SHARE,
     FINISH_OVERHEAD_S,
@@ -45,6 +47,8 @@ from automl_core.finishing import (
     refit_estimate,
     save_final_model,
 )
+from automl_core.fold_models import FOLDER as FOLD_MODELS
+from automl_core.fold_models import FoldModels, fold_key
 from automl_core.history import RunHistory, StoredTrial
 from automl_core.metastore import metadata_resolver
 from automl_core.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
@@ -79,6 +83,14 @@ class Task(Protocol):
 
     def record(self, history: RunHistory) -> None:
         """Keep in the history what the trials were run on."""
+
+    def use_folder(self, run_dir: Path) -> None:
+        """The run's folder exists: the task may keep files there (a bagged search's fold
+        models, :mod:`automl_core.fold_models`)."""
+
+    def trial_stored(self, history: RunHistory) -> None:
+        """A result was stored: the task may tidy what it keeps (the fold models of trials
+        no longer among those the final model is chosen from)."""
 
     def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
         """Complete ``summary`` after the search (the best trial is already in it)."""
@@ -218,6 +230,19 @@ class DataTask:
             ensembler=ensembler,
             ensembler_name=recipe.ensemble.name if recipe.ensemble else "",
         )
+
+    def use_folder(self, run_dir: Path) -> None:
+        """With ``resampling: {cv: k, bag: true}``, each full-fidelity trial's fold models
+        are kept in the run folder, signed with this user's key."""
+        if self.evaluator.resampling.bag:
+            self.evaluator.fold_models = FoldModels(run_dir / FOLD_MODELS, fold_key())
+
+    def trial_stored(self, history: RunHistory) -> None:
+        """Only the fold models of the :data:`ENSEMBLE_POOL` best trials are kept: no other
+        can become a member of the final model."""
+        store = self.evaluator.fold_models
+        if store is not None:
+            store.keep_only(t.trial.id for t in history.best(ENSEMBLE_POOL))
 
     def record(self, history: RunHistory) -> None:
         described: dict[str, Any] = {
@@ -580,6 +605,12 @@ class LookupTask:
 
     def record(self, history: RunHistory) -> None:
         history.set_meta("benchmark", {"name": self.name, "dataset": self.dataset_id})
+
+    def use_folder(self, run_dir: Path) -> None:
+        """A table lookup keeps nothing but its history."""
+
+    def trial_stored(self, history: RunHistory) -> None:
+        """Nothing to tidy."""
 
     def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
         """The best trial, and its normalised regret on the benchmark's stored losses."""

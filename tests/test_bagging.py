@@ -1,0 +1,148 @@
+"""A bagged search (``task.resampling: {cv: k, bag: true}``): every trial validated on all
+rows, its k fold models kept, the final model their average (no refit), and the ensemble
+chosen on the out-of-fold predictions (issue 44)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from toy_plugin import BestTwoEnsembler, DoublesPlugin, ToyPlugin, toy_recipe
+
+from automl_core import finishing
+from automl_core.errors import RecipeError
+from automl_core.evaluator import Resampling, usable_splits
+from automl_core.fold_models import FOLDER, FoldModels, fold_key
+from automl_core.history import RunHistory
+from automl_core.hookspecs import hookimpl
+from automl_core.model import BaggedPipeline
+from automl_core.model_trust import declared_model_types
+from automl_core.plugins import load_plugins
+from automl_core.recipe import parse_recipe, parse_resampling
+from automl_core.run_folder import HISTORY_FILE, load_saved_model
+from automl_core.runner import run
+from automl_core.tasks import load_task_data
+
+BAGGED = {
+    "dataset": "sklearn:breast_cancer",
+    "metric": "balanced_accuracy",
+    "resampling": {"cv": 3, "bag": True},
+    "test_size": 0.25,
+}
+
+
+class RecordingEnsembler(BestTwoEnsembler):
+    """Best-two, remembering the predictions it was given."""
+
+    given: ClassVar[list[np.ndarray]] = []
+
+    def fit(self, predictions, y, loss):
+        RecordingEnsembler.given = [np.asarray(p) for p in predictions]
+        return super().fit(predictions, y, loss)
+
+
+class RecordingPlugin:
+    @hookimpl
+    def register_ensemblers(self, register):
+        register("recording", RecordingEnsembler)
+
+
+@pytest.fixture
+def plugins():
+    return load_plugins(extra=[ToyPlugin(), DoublesPlugin(), RecordingPlugin()], entry_points=False)
+
+
+def bagged_run(plugins, folder, seed=4, **changes):
+    recipe = parse_recipe(toy_recipe(task=BAGGED, budget={"trials": 6}, seed=seed, **changes))
+    return recipe, run(recipe, folder, plugins=plugins)
+
+
+def test_the_bagged_model_predicts_with_the_fold_models_it_was_validated_with(
+    plugins, tmp_path, monkeypatch
+):
+    def no_refit(*args, **kwargs):
+        raise AssertionError("a bagged search refits nothing")
+
+    monkeypatch.setattr(finishing, "_fit_member", no_refit)
+    recipe, summary = bagged_run(plugins, tmp_path / "run", ensemble="recording")
+    assert summary.refit_seconds == 0.0 and summary.bagged_seconds is not None
+    saved = load_saved_model(tmp_path / "run", allowed=declared_model_types(plugins))["model"]
+    assert list(summary.ensemble) and len(saved.estimators) == len(summary.ensemble)
+    _, train, _, _ = load_task_data(recipe, plugins)
+    y = saved.label_encoder.transform(train.y)
+    splits = usable_splits(train.name, y, "classification", Resampling("cv", folds=3), recipe.seed)
+    with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
+        for trial_id, member in zip(summary.ensemble, saved.estimators, strict=True):
+            assert isinstance(member, BaggedPipeline) and len(member.folds) == 3
+            stored = history.predictions(trial_id)  # out of fold, every training row
+            assert stored.shape[0] == train.n_rows
+            for fold, (_, valid) in zip(member.folds, splits, strict=True):
+                again = fold.predict_proba(train.X.iloc[valid])
+                np.testing.assert_allclose(again, stored[valid], atol=1e-6)
+        # the ensemble was chosen on those out-of-fold predictions, and its weights kept
+        best = [t.trial.id for t in history.best(len(RecordingEnsembler.given))]
+        for given, trial_id in zip(RecordingEnsembler.given, best, strict=True):
+            np.testing.assert_array_equal(given, history.predictions(trial_id))
+    assert summary.final_model["kind"] == "ensemble"  # with this seed the two beat the best
+    assert list(summary.ensemble) == best[:2]
+    np.testing.assert_allclose(saved.weights, [0.5, 0.5])
+    proba = saved.predict_proba(train.X.iloc[:5])
+    expected = sum(0.5 * m.predict_proba(train.X.iloc[:5]) for m in saved.estimators)
+    np.testing.assert_allclose(proba, expected)
+
+
+def test_a_bagged_regression_model_averages_its_folds(plugins, tmp_path):
+    task = {**BAGGED, "dataset": "sklearn:diabetes", "metric": "r2"}
+    recipe = parse_recipe(toy_recipe(task=task, space="toy-regression", budget={"trials": 3}))
+    run(recipe, tmp_path / "run", plugins=plugins)
+    saved = load_saved_model(tmp_path / "run", allowed=declared_model_types(plugins))["model"]
+    (member,) = saved.estimators
+    _, train, _, _ = load_task_data(recipe, plugins)
+    X = train.X.iloc[:7]
+    expected = np.mean([fold.predict(X) for fold in member.folds], axis=0)
+    np.testing.assert_allclose(saved.predict(X), expected)
+    assert not np.allclose(member.folds[0].predict(X), member.folds[1].predict(X))
+
+
+def test_only_the_best_trials_keep_their_fold_models(plugins, tmp_path, monkeypatch):
+    from automl_core import tasks
+
+    monkeypatch.setattr(tasks, "ENSEMBLE_POOL", 3)
+    bagged_run(plugins, tmp_path / "run")
+    kept = FoldModels(tmp_path / "run" / FOLDER, fold_key()).stored()
+    with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
+        assert kept == {t.trial.id for t in history.best(3)}
+
+
+def test_a_fold_model_file_not_signed_by_this_user_is_not_loaded(plugins, tmp_path):
+    store = FoldModels(tmp_path, fold_key())
+    store.write(7, [{"a": 1}])
+    assert store.read(7) == [{"a": 1}]
+    content = store.path(7).read_bytes()
+    store.path(7).write_bytes(content[:-1] + bytes([content[-1] ^ 1]))  # altered
+    assert store.read(7) is None
+    other = FoldModels(tmp_path, b"k" * 32)  # another user's, another machine's key
+    store.write(8, [{"b": 2}])
+    assert other.read(8) is None and other.read(99) is None
+
+
+def test_members_whose_fold_models_cannot_be_read_are_refitted(plugins, tmp_path, monkeypatch):
+    monkeypatch.setattr(FoldModels, "read", lambda self, trial_id: None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, summary = bagged_run(plugins, tmp_path / "run")
+    assert any("cannot be read back" in str(w.message) for w in caught)
+    assert summary.refit_seconds > 0 and summary.model_path
+    saved = load_saved_model(tmp_path / "run", allowed=declared_model_types(plugins))["model"]
+    assert not isinstance(saved.estimators[0], BaggedPipeline)
+
+
+def test_bag_is_read_with_cv_only():
+    assert parse_resampling({"cv": 4, "bag": True}) == Resampling("cv", folds=4, bag=True)
+    assert parse_resampling({"cv": 4}).bag is False
+    with pytest.raises(RecipeError, match="bag only with cv"):
+        parse_resampling({"holdout": 0.3, "bag": True})
+    with pytest.raises(RecipeError, match=r"task\.resampling\.bag: got 'yes', expected true or"):
+        parse_resampling({"cv": 4, "bag": "yes"})
