@@ -1,4 +1,5 @@
-"""Registers the ``auto-sklearn-2`` policy selector (``task.resampling: auto``)."""
+"""Registers the ``auto-sklearn-2`` policy selector (``task.resampling: auto``) and
+``bagged-by-rows`` (``task.resampling: {auto: bagged-by-rows}``)."""
 
 from __future__ import annotations
 
@@ -17,4 +18,10 @@ def register_policy_selectors(register: RegisterFactory[PolicySelector]) -> None
         lazy("automl_policy.auto_sklearn_2:AutoSklearn2Selector"),
         "Auto-sklearn 2.0's policy selector (holdout / 3- / 5-fold CV x full budget / "
         "successive halving), trained on runs simulated from LCDB's learning curves",
+    )
+    register(
+        "bagged-by-rows",
+        lazy("automl_policy.by_rows:BaggedByRows"),
+        "Bagged k-fold CV (the fold models are the final model) up to a number of training "
+        "rows, a holdout above",
     )

@@ -198,3 +198,38 @@ def test_votes_are_labelled_by_policy_in_whatever_order_the_policies_are_given()
     assert again.info["votes"] == chosen.info["votes"]
     votes = again.info["votes"]
     assert max(votes, key=votes.get) == again.name  # the winner has the most votes
+
+
+def test_bagged_by_rows_bags_small_data_and_holds_out_large_data():
+    from automl_core.contracts import TaskDescription
+    from automl_policy.by_rows import BaggedByRows
+
+    def task(rows):
+        return TaskDescription("d", "classification", rows, 10, "balanced_accuracy")
+
+    selector = BaggedByRows(max_bagged_rows=5000, folds=5, many_folds=8, many_folds_below=1000)
+    assert selector.select(task(300), 60).resampling == {"cv": 8, "bag": True}
+    assert selector.select(task(3000), 60).resampling == {"cv": 5, "bag": True}
+    assert selector.select(task(30000), 60).resampling == {"holdout": 0.33}
+    with pytest.raises(ValueError, match="folds must be an integer >= 2"):
+        BaggedByRows(folds=1)
+
+
+def test_a_recipe_names_bagged_by_rows_and_runs_bagged(tmp_path):
+    document = {
+        "name": "bagged",
+        "task": {"dataset": "sklearn:iris", "resampling": {"auto": "bagged-by-rows"}},
+        "space": {
+            "name": "autosklearn-classification",
+            "params": {"include": {"classifier": ["lda"]}},
+        },
+        "search": {"strategy": "random"},
+        "executor": "sequential",
+        "budget": {"trials": 2},
+        "seed": 0,
+    }
+    summary = run(parse_recipe(document), tmp_path / "run", plugins=load_plugins())
+    assert summary.refit_seconds == 0.0 and summary.bagged_seconds is not None
+    assert (tmp_path / "run" / "fold_models").is_dir()
+    with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
+        assert history.get_meta("policy")["name"] == "bagged-cv8"  # 112 training rows
