@@ -1,5 +1,5 @@
-"""The plugin module named by the entry point: it only registers the ``random-forest`` and
-``hist-gradient-boosting`` systems."""
+"""The plugin module named by the entry point: it only registers the ``random-forest``,
+``hist-gradient-boosting`` and ``ridge-cv`` systems."""
 
 from __future__ import annotations
 
@@ -25,4 +25,10 @@ def register_systems(register: RegisterFactory[System]) -> None:
         lazy("automl_baselines.system:HistGradientBoostingSystem"),
         description="scikit-learn's histogram gradient boosting with its defaults (native "
         "categories and NaN), one fit, no search; a baseline peer",
+    )
+    register(
+        "ridge-cv",
+        lazy("automl_baselines.system:RidgeCVSystem"),
+        description="scikit-learn's RidgeCV with its defaults (imputed, scaled, one-hot "
+        "categories), one fit, no search; a regression baseline peer",
     )

@@ -306,6 +306,22 @@ def test_regression(system_plugins, name, diabetes, tmp_path):
     check_regression(result, elapsed, X_test, y_test)
 
 
+def test_ridge_cv_is_a_regression_baseline_validated_out_of_fold(
+    system_plugins, diabetes, tmp_path
+):
+    X_train, X_test, y_train, y_test = diabetes
+    system = system_plugins.create("system", "ridge-cv", {})
+    result, elapsed = fit(system, X_train, y_train, tmp_path, task="regression", metric="r2")
+    assert result.info["estimator"] == "RidgeCV" and result.info["validation"] == "out-of-fold"
+    assert result.info["alpha"] in (0.1, 1.0, 10.0)
+    check_regression(result, elapsed, X_test, y_test)
+    # out of fold, not in sample: worse than the model's fit on its own training rows
+    in_sample = get_metric("r2").loss(np.asarray(y_train, float), result.model.predict(X_train))
+    assert result.validation_loss > in_sample
+    with pytest.raises(ValueError, match="ridge-cv is a regression baseline"):
+        fit(system, X_train, np.zeros(len(y_train), int), tmp_path, task="classification")
+
+
 # ---------------------------------------------------------------------------------------------
 # The ablation: string labels and categorical columns of a KEEL dataset
 # ---------------------------------------------------------------------------------------------
