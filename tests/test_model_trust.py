@@ -203,8 +203,14 @@ def round_trip(space, estimators: list[str], tmp_path: Path, monkeypatch) -> Non
 
     skops_io = import_skops()
     named = skops_io.get_untrusted_types(file=path)
-    # the plugin that makes the pipelines declares what they hold (the core its own model)
-    assert set(named) - set(plugin.trusted_model_types()) == {"automl_core.model.TrainedModel"}
+    # the plugins that make the pipelines declare what they hold (the core its own model):
+    # automl-sklearn, and automl-catboost for its estimator
+    declared = set(plugin.trusted_model_types())
+    if "catboost" in estimators:
+        from automl_catboost import plugin as catboost_plugin
+
+        declared |= set(catboost_plugin.trusted_model_types())
+    assert set(named) - declared == {"automl_core.model.TrainedModel"}
     handed = []
     load = skops_io.load
     monkeypatch.setattr(
@@ -228,11 +234,22 @@ def spaces():
     from automl_sklearn.plugin import COMPONENTS
     from automl_sklearn.spaces import classification_space, regression_space
 
+    # CatBoost's components (automl-catboost) join both spaces where installed
+    components = [*COMPONENTS, *catboost_components()]
     # class weighting the default: its wrappers are in the pipelines too
     return {
-        "classification": classification_space(list(COMPONENTS), balancing="weighting"),
-        "regression": regression_space(list(COMPONENTS)),
+        "classification": classification_space(components, balancing="weighting"),
+        "regression": regression_space(components),
     }
+
+
+def catboost_components() -> tuple:
+    """automl-catboost's ``classifier:catboost`` and ``regressor:catboost``, if installed."""
+    try:
+        from automl_catboost.components import COMPONENTS
+    except ImportError:
+        return ()
+    return COMPONENTS
 
 
 def estimator_names(space) -> list[str]:
