@@ -308,6 +308,10 @@ def save_final_model(
         bagged = bagged_model(choice, evaluator, summary)
         if bagged is not None:
             _save(summary, bagged, test, saved, finishing)
+            # the saved model holds the members' folds; the others' are hundreds of MB of
+            # a disk (7.6 MB a trial on KEEL's german) that only a longer resumed search
+            # could use, and it refits what it lacks
+            evaluator.fold_models.keep_only(t.trial.id for t in choice.members)
             return
     best = chooser.history.best(1)[0]
     if deadline is not None:

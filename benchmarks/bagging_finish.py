@@ -39,7 +39,7 @@ def run_one(dataset: str, variant: str, wall_time: float, seed: int) -> dict[str
     command = [
         sys.executable, "-m", "automl_core.cli", "run", "default-classification",
         "--set", f"task.dataset={dataset}", "--set", f"budget.wall_time={wall_time}",
-        "--set", f"seed={seed}",
+        "--set", f"seed={seed}", "--set", "task.test_size=0.25",
         "--set", "executor={name: processes, params: {workers: 1}}",
         *VARIANTS[variant], "--out", str(folder), "--quiet",
     ]  # fmt: skip
@@ -60,7 +60,7 @@ def run_one(dataset: str, variant: str, wall_time: float, seed: int) -> dict[str
         bagged_seconds=summary.get("bagged_seconds"),
         members=len(summary["ensemble"]),
         n_trials=summary["n_trials"],
-        test_score=summary["test_scores"].get(summary["metric"]),
+        test_score=(summary["test_scores"] or {}).get(summary["metric"]),
         model_mb=round(folder_megabytes(folder / "model.skops"), 2),
         fold_models_mb=round(folder_megabytes(folder / "fold_models"), 2)
         if (folder / "fold_models").exists()

@@ -110,10 +110,20 @@ def test_only_the_best_trials_keep_their_fold_models(plugins, tmp_path, monkeypa
     from automl_core import tasks
 
     monkeypatch.setattr(tasks, "ENSEMBLE_POOL", 3)
-    bagged_run(plugins, tmp_path / "run")
+    kept_while_searching = []
+
+    def after_each_trial(self, history):
+        stored_trial(self, history)
+        kept_while_searching.append(self.evaluator.fold_models.stored())
+        assert kept_while_searching[-1] == {t.trial.id for t in history.best(3)}
+
+    stored_trial = tasks.DataTask.trial_stored
+    monkeypatch.setattr(tasks.DataTask, "trial_stored", after_each_trial)
+    _, summary = bagged_run(plugins, tmp_path / "run")
+    assert len(kept_while_searching) == 6 and max(map(len, kept_while_searching)) == 3
+    # once the model is saved (it holds its members' folds), only the members' are kept
     kept = FoldModels(tmp_path / "run" / FOLDER, fold_key()).stored()
-    with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
-        assert kept == {t.trial.id for t in history.best(3)}
+    assert kept == set(summary.ensemble)
 
 
 def test_a_fold_model_file_not_signed_by_this_user_is_not_loaded(plugins, tmp_path):
