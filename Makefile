@@ -16,7 +16,15 @@ STAMP := $(VENV)/.installed
 # all of them in place (--no-build-isolation) instead of in one throwaway environment each
 # (~7 s a project on a 2-core VM, 30+ projects).
 
-.PHONY: install demo test lint clean
+# AutoGluon-Tabular (the `autogluon` and `autogluon-best` peers of contrib/automl-autogluon) pins
+# pandas < 3 and pulls a large stack, so it lives in its own environment, which the adapter runs
+# in a subprocess; it is not part of `make install`. torch comes from constraints.txt (the CPU
+# build). The `*` .gitignore keeps the environment out of git, as Python 3.13's venv does.
+AUTOGLUON_VENV ?= .venv-autogluon
+AUTOGLUON := autogluon.tabular[all]==1.6.*
+AUTOGLUON_STAMP := $(AUTOGLUON_VENV)/.installed
+
+.PHONY: install demo test lint clean autogluon-env
 
 $(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml contrib/automl-*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
@@ -39,5 +47,15 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+$(AUTOGLUON_STAMP): constraints.txt
+	$(PYTHON) -m venv $(AUTOGLUON_VENV)
+	echo '*' > $(AUTOGLUON_VENV)/.gitignore
+	$(AUTOGLUON_VENV)/bin/python -m pip install -q --upgrade pip
+	$(AUTOGLUON_VENV)/bin/python -m pip install -q -c constraints.txt "$(AUTOGLUON)"
+	$(AUTOGLUON_VENV)/bin/python -c "import autogluon.tabular, torch, fastai; from importlib.metadata import version as v; print('autogluon.tabular', v('autogluon.tabular'), 'torch', v('torch'))"
+	touch $@
+
+autogluon-env: $(AUTOGLUON_STAMP)
+
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(AUTOGLUON_VENV) runs
