@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Issue 44's 60 s classification grid, seed 0 first (resumable: finished cells are skipped).
+cd /work/main
+exec .venv/bin/automl ablate default-classification --suite quality-classification --seeds 1 \
+  --set budget.wall_time=60 --set 'executor={name: processes, params: {workers: 1}}' \
+  --base-label default \
+  --variant 'default-catboost {space: {name: autosklearn-classification, params: {exclude: {classifier: [catboost]}}}}' \
+  --variant '+portfolio+caruana {warmstart: portfolio, ensemble: {ensembler: caruana}}' \
+  --variant 'bagged {task.resampling: {cv: 5, bag: true}, ensemble: {ensembler: caruana}}' \
+  --variant 'bagged+portfolio {task.resampling: {cv: 5, bag: true}, ensemble: {ensembler: caruana}, warmstart: portfolio}' \
+  --variant 'bagged-by-rows {task.resampling: {auto: bagged-by-rows}, ensemble: {ensembler: caruana}}' \
+  --peer autogluon-best --peer autogluon --peer flaml --peer random-forest --peer hist-gradient-boosting \
+  --jobs 2 --out ablations/issue44-quality-60s
