@@ -527,19 +527,20 @@ def test_a_broken_plugin_is_named_beside_not_registered():
     assert "cannot find my model file" in str(raised.value)
 
 
-def test_a_file_that_is_no_csv_is_not_quoted_in_the_error(plugins, tmp_path):
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("root:$6$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n", "single column"),
+        ("root:SECRETHASH,x\n", "no data rows"),
+    ],
+)
+def test_a_file_that_is_no_csv_is_not_quoted_in_the_error(plugins, tmp_path, content, said):
     secret = tmp_path / "shadow"
-    secret.write_text("root:$6$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n")
+    secret.write_text(content)
+    recipe = parse_recipe(toy_recipe(task={"dataset": f"csv:{secret}"}))
     with pytest.raises(DatasetError) as raised:
-        run(parse_recipe(toy_recipe(task={"dataset": f"csv:{secret}"})), tmp_path / "r",
-            plugins=plugins)  # fmt: skip
-    assert "SECRETHASH" not in str(raised.value) and "single column" in str(raised.value)
-    header_only = tmp_path / "header.csv"
-    header_only.write_text("root:SECRETHASH,x\n")
-    with pytest.raises(DatasetError) as raised:
-        run(parse_recipe(toy_recipe(task={"dataset": f"csv:{header_only}"})), tmp_path / "r",
-            plugins=plugins)  # fmt: skip
-    assert "SECRETHASH" not in str(raised.value) and "no data rows" in str(raised.value)
+        run(recipe, tmp_path / "r", plugins=plugins)
+    assert "SECRETHASH" not in str(raised.value) and said in str(raised.value)
 
 
 def finished_real_run(tmp_path) -> tuple[object, object]:
