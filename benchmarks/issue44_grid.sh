@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 44's 60 s classification grid, seed 0 first (resumable: finished cells are skipped).
-cd /work/main
+cd "$(dirname "$0")/.."
 exec .venv/bin/automl ablate default-classification --suite quality-classification --seeds 1 \
   --set budget.wall_time=60 --set 'executor={name: processes, params: {workers: 1}}' \
   --base-label default \
