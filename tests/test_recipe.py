@@ -135,10 +135,12 @@ def test_missing_recipe_file_is_reported(tmp_path):
 
 
 def test_unsafe_yaml_tags_are_refused(tmp_path):
+    marker = tmp_path / "ran"
     path = tmp_path / "evil.yaml"
-    path.write_text("name: !!python/object/apply:os.system ['echo hacked']\n")
+    path.write_text(f"name: !!python/object/apply:os.system ['touch {marker}']\n")
     with pytest.raises(RecipeError, match="YAML error"):
         load_recipe(path)
+    assert not marker.exists()  # refused before anything ran
 
 
 def test_overrides_set_nested_values_parsed_as_yaml():
