@@ -1,11 +1,11 @@
 """The plugin module named by the entry point: it registers the ``autogluon`` and
-``autogluon-best`` systems, when AutoGluon's environment exists."""
+``autogluon-best`` systems."""
 
 from __future__ import annotations
 
 from automl_bench.contracts import System
 
-from automl_autogluon.system import AutoGluonBestSystem, AutoGluonSystem, find_python
+from automl_autogluon.system import AutoGluonBestSystem, AutoGluonSystem
 from automl_core import hookimpl
 from automl_core.hookspecs import RegisterFactory
 
@@ -16,9 +16,10 @@ AUTOML_PLUGIN_API = 1
 @hookimpl
 def register_systems(register: RegisterFactory[System]) -> None:
     # AutoGluon is no dependency of this distribution: it runs in its own environment (see
-    # README.md). Without it the plugin is reported as broken, with the command that builds
-    # it (`automl plugins`), as automl-tpot is without TPOT.
-    find_python()
+    # README.md). The systems are registered whether it exists or not, so that installing
+    # this adapter breaks nothing for those who never use it (`automl plugins` lists no
+    # broken plugin); building one without the environment (`--peer autogluon`, checked
+    # before any cell runs) is an error with the command that makes it (find_python).
     register(
         "autogluon",
         AutoGluonSystem,
