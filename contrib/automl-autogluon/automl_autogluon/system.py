@@ -182,6 +182,16 @@ def find_python(explicit: str | os.PathLike[str] | None = None) -> Path:
     )
 
 
+def shown_python(python: Path) -> str:
+    """The interpreter as a record may name it: relative to the checkout when it is the
+    checkout's own environment (a record committed from one machine names no other
+    machine's paths), else as given."""
+    try:
+        return str(Path(python).relative_to(CHECKOUT))
+    except ValueError:
+        return str(python)
+
+
 def run_worker(python: Path, folder: Path, timeout: float, what: str) -> dict[str, Any]:
     """Run the worker on ``folder`` (its ``job.json`` and frames) with ``python`` and return
     its ``result.json``. The worker gets its own session, so that past ``timeout`` seconds
@@ -602,7 +612,7 @@ class AutoGluonSystem(System):
                 {key: model[key] for key in ("model", "score", "fit_time", "stack_level")}
                 for model in result["models"]
             ],
-            "python": str(self.python),
+            "python": shown_python(self.python),
             "worker_python": result["python"],
             "worker_pandas": result["pandas_version"],
         }

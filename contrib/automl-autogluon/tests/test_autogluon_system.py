@@ -21,7 +21,7 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import train_test_split
-from system_checks import SLACK, check_classes, check_curve, fit
+from system_checks import check_classes, check_curve, fit
 
 from automl_autogluon import system as ag_system
 from automl_autogluon import worker
@@ -582,15 +582,17 @@ IRIS_BUDGET = 20.0
 
 
 def test_autogluon_on_iris(autogluon_python, system_plugins, tmp_path):
-    """``--peer autogluon`` as the ablation runs it: a real AutoGluon fit on iris within its
-    budget (plus the slack every system gets), optimising the run's metric; a model that
+    """``--peer autogluon`` as the ablation runs it: a real AutoGluon fit on iris given a time
+    limit within its budget, optimising the run's metric; a model that
     follows scikit-learn's class convention and predicts the same after pickling; a sound
     curve; JSON-safe info; AutoGluon's log and leaderboard in the cell's folder."""
     X_train, X_test, y_train, y_test = _iris()
     system = system_plugins.create("system", "autogluon")
     result, elapsed = fit(system, X_train, y_train, tmp_path, budget=IRIS_BUDGET)
 
-    assert elapsed <= IRIS_BUDGET + SLACK
+    # within its budget by the mechanism, not a clock margin: the time limit handed to
+    # AutoGluon is below the budget (asserted below), and the hard limit that kills an
+    # overrunning worker is tested on its own (test_the_hard_limit_...)
     assert isinstance(result.model, AutoGluonModel)
     proba = check_classes(result.model, X_test, y_train)
     assert balanced_accuracy_score(y_test, proba.argmax(axis=1)) > 0.9
@@ -598,6 +600,8 @@ def test_autogluon_on_iris(autogluon_python, system_plugins, tmp_path):
     assert len(result.curve) >= 2  # several models, and the weighted ensemble
     info = json.loads(json.dumps(result.info))
     assert info["autogluon_version"].startswith("1.6")
+    if info["python"].startswith(".venv-autogluon"):  # the checkout's own environment
+        assert not Path(info["python"]).is_absolute()  # records name no machine's paths
     assert info["eval_metric"] == "balanced_accuracy" and info["problem_type"] == "multiclass"
     assert info["presets"] is None and info["time_limit"] < IRIS_BUDGET
     assert "AutoGluon training complete" in (tmp_path / "autogluon.log").read_text()
