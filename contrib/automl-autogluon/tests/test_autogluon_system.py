@@ -565,6 +565,14 @@ def test_the_worker_gets_the_cells_metric_budget_seed_and_cores(
     assert kinds["alcohol"] == "number" and schema["rows"] == rows.sum()
 
 
+def test_a_record_names_the_checkouts_interpreter_relative_to_it(tmp_path):
+    """A peer record (committed with a grid's rows) names no machine's absolute path for the
+    checkout's own environment; an interpreter elsewhere is named as given."""
+    assert ag_system.shown_python(ag_system.DEFAULT_PYTHON) == ".venv-autogluon/bin/python"
+    elsewhere = tmp_path / "env" / "bin" / "python"
+    assert ag_system.shown_python(elsewhere) == str(elsewhere)
+
+
 def test_the_hard_limit_leaves_autogluon_room_to_overrun():
     system = AutoGluonSystem.__new__(AutoGluonSystem)
     system.timeout_margin = None
@@ -600,8 +608,7 @@ def test_autogluon_on_iris(autogluon_python, system_plugins, tmp_path):
     assert len(result.curve) >= 2  # several models, and the weighted ensemble
     info = json.loads(json.dumps(result.info))
     assert info["autogluon_version"].startswith("1.6")
-    if info["python"].startswith(".venv-autogluon"):  # the checkout's own environment
-        assert not Path(info["python"]).is_absolute()  # records name no machine's paths
+    assert info["python"] == ag_system.shown_python(find_python())
     assert info["eval_metric"] == "balanced_accuracy" and info["problem_type"] == "multiclass"
     assert info["presets"] is None and info["time_limit"] < IRIS_BUDGET
     assert "AutoGluon training complete" in (tmp_path / "autogluon.log").read_text()
