@@ -124,8 +124,7 @@ def _run_locked(
     # a resumed run whose time was already spent only finishes: its set-up is not timed
     timed = run_deadline if wall_time is None or spent < wall_time else None
     setup = prepare(recipe, plugins, benchmark, dataset, policy, spent, timed)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    setup.task.use_folder(run_dir)
+    setup.task.use_folder(run_dir)  # the folder exists: the lock made it
     if not resume:
         (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
     for observer in observers:
