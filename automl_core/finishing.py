@@ -41,12 +41,17 @@ REFIT_SAFETY = 1.15
 #: down, choosing the ensemble, scoring the test rows, saving the model.
 FINISH_OVERHEAD_S = 1.0
 #: A bagged search's member joins the final model by its fold models being read back and
-#: saved with skops (besides predicting the test rows): a fixed cost and seconds per MB of
-#: its fold-model file. skops' time goes with the number of objects more than with bytes:
-#: measured once on the 2-core VM, five-fold members of breast_cancer took 0.11-1.45 s
-#: (0.1-9 MB of pickle, 0.15-2 s/MB), five 100-tree forests on digits 1.06 s for 29 MB.
+#: saved with skops (besides predicting the test rows): a fixed cost, seconds per MB of its
+#: fold-model file and seconds per numpy array in it (skops writes each array as a file of
+#: its own: a 10-class HistGradientBoosting member's 77,160 arrays took 15 s for 18 MB, a
+#: forest's 2,005 arrays 1.0 s for 25 MB). Non-negative least squares over one five-fold
+#: member of each kind of the default space on three datasets (benchmarks/skops_save_rate.py,
+#: 30 members, the 2-core AMD EPYC VM running two grid cells beside it) gave 0.20 s + 0.021
+#: s/MB + 0.19 ms/array, under-predicting by at most 1.8 s (the first save of a forest);
+#: rounded up here.
 BAGGED_MEMBER_S = 0.3
-BAGGED_SECONDS_PER_MB = 0.35
+BAGGED_SECONDS_PER_MB = 0.03
+BAGGED_SECONDS_PER_ARRAY = 2e-4
 #: The test rows a bagged member predicts at the end, as a share of the training rows its
 #: trial predicted once over its folds: the default test split (0.25 of all rows) is a third
 #: of the training rows, predicted by each of the k fold models.
@@ -148,19 +153,23 @@ def refit_members(
 
 def bagged_member_estimate(stored: StoredTrial, evaluator: PipelineEvaluator) -> float:
     """Seconds a bagged search's member is expected to take to join the final model: its
-    fold models read back and saved (:data:`BAGGED_MEMBER_S` and :data:`BAGGED_SECONDS_PER_MB`
-    of its file), and its k fold models predicting the test rows (its trial's prediction
-    time, k times over, for a third as many rows: :data:`TEST_SHARE`). Measured
-    against (benchmarks/bagging_finish.jsonl, 60 s runs, one seed, loaded 2-core VM): with
-    0.25 s/MB and k times the prediction time, german ended 3.7 s past its wall time and
-    digits and phoneme 22-25 s early; the constants were set from those four runs."""
+    fold models read back and saved with skops, whose time goes with the bytes and with the
+    number of numpy arrays (:data:`BAGGED_MEMBER_S`, :data:`BAGGED_SECONDS_PER_MB` of its
+    fold-model file and :data:`BAGGED_SECONDS_PER_ARRAY`), and its k fold models predicting
+    the test rows (its trial's prediction time, k times over, for a third as many rows:
+    :data:`TEST_SHARE`). The saving constants are a fit over one estimator of each kind of
+    the default space (benchmarks/skops_save_rate.py); the prediction share was set from 60 s
+    runs (benchmarks/bagging_finish.jsonl)."""
     assert evaluator.fold_models is not None
     try:
         megabytes = evaluator.fold_models.path(stored.trial.id).stat().st_size / 1e6
     except OSError:
         megabytes = 0.0
+    arrays = evaluator.fold_models.arrays(stored.trial.id)
+    saving = BAGGED_MEMBER_S + megabytes * BAGGED_SECONDS_PER_MB
+    saving += arrays * BAGGED_SECONDS_PER_ARRAY
     predicting = (stored.predict_time or 0.0) * len(evaluator.splits) * TEST_SHARE
-    return BAGGED_MEMBER_S + megabytes * BAGGED_SECONDS_PER_MB + predicting
+    return saving + predicting
 
 
 def too_slow_to_refit(

@@ -27,12 +27,36 @@ from pathlib import Path
 from typing import Any
 
 import joblib
+import numpy as np
+from joblib.numpy_pickle import NumpyPickler
 
 from automl_core.cache import cache_dir
 
 FOLDER = "fold_models"
 KEY_FILE = "fold-models.key"
 _SIGNATURE = hashlib.sha256().digest_size
+
+
+class _ArrayCountingPickler(NumpyPickler):
+    """joblib's pickler, counting the numpy arrays it writes on the way (joblib's own
+    pickler is a Python one, which sees every object: counting costs one ``isinstance``
+    each, where walking the models apart would cost a second pass)."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file)
+        self.arrays = 0
+
+    def save(self, obj: Any) -> Any:
+        if isinstance(obj, np.ndarray):
+            self.arrays += 1
+        return super().save(obj)
+
+
+def _replace(path: Path, content: bytes) -> None:
+    """Write ``content`` to ``path`` whole: to a temporary file first, then renamed."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(content)
+    os.replace(temporary, path)
 
 
 def fold_key() -> bytes:
@@ -65,16 +89,30 @@ class FoldModels:
     def path(self, trial_id: int) -> Path:
         return self.folder / f"trial-{trial_id}.joblib"
 
+    def arrays_path(self, trial_id: int) -> Path:
+        return self.folder / f"trial-{trial_id}.arrays"
+
     def write(self, trial_id: int, models: list[Any]) -> None:
-        """Keep ``models`` (the k fitted pipelines, in the order of the splits)."""
+        """Keep ``models`` (the k fitted pipelines, in the order of the splits), and the
+        number of numpy arrays they hold beside them (see :meth:`arrays`)."""
         buffer = io.BytesIO()
-        joblib.dump(models, buffer)
+        pickler = _ArrayCountingPickler(buffer)
+        pickler.dump(models)
         data = buffer.getvalue()
         signature = hmac.new(self.key, data, hashlib.sha256).digest()
         self.folder.mkdir(parents=True, exist_ok=True)
-        temporary = self.folder / f".trial-{trial_id}.{os.getpid()}.tmp"
-        temporary.write_bytes(signature + data)
-        os.replace(temporary, self.path(trial_id))  # a reader never sees half a file
+        _replace(self.arrays_path(trial_id), str(pickler.arrays).encode())
+        _replace(self.path(trial_id), signature + data)  # a reader never sees half a file
+
+    def arrays(self, trial_id: int) -> int:
+        """How many numpy arrays the trial's fold models hold (0 when unknown). Saving a
+        model with skops costs time per array as well as per byte: a HistGradientBoosting
+        model holds three arrays per tree, thousands of them, and takes ten times as long
+        per megabyte as a forest (benchmarks/skops_save_rate.py)."""
+        try:
+            return int(self.arrays_path(trial_id).read_text())
+        except (OSError, ValueError):
+            return 0
 
     def read(self, trial_id: int) -> list[Any] | None:
         """The trial's fold models, or None when there is no file or its signature is not
@@ -103,3 +141,4 @@ class FoldModels:
         keep = set(trial_ids)
         for trial_id in self.stored() - keep:
             self.path(trial_id).unlink(missing_ok=True)
+            self.arrays_path(trial_id).unlink(missing_ok=True)

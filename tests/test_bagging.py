@@ -156,3 +156,37 @@ def test_bag_is_read_with_cv_only():
         parse_resampling({"holdout": 0.3, "bag": True})
     with pytest.raises(RecipeError, match=r"task\.resampling\.bag: got 'yes', expected true or"):
         parse_resampling({"cv": 4, "bag": "yes"})
+
+
+def test_a_fold_model_file_records_the_arrays_it_holds_and_goes_with_them(tmp_path):
+    """Saving costs time per numpy array (skops writes each as a file of its own), so the
+    estimate of a member's saving time reads how many its fold models hold."""
+    store = FoldModels(tmp_path, fold_key())
+    store.write(1, [{"w": np.zeros(3), "b": [np.ones(2), np.arange(4)]}, np.eye(2)])
+    store.write(2, [{"a": 1}])
+    assert store.arrays(1) == 4 and store.arrays(2) == 0 and store.arrays(3) == 0
+    store.keep_only({2})
+    assert store.stored() == {2} and not store.arrays_path(1).exists()
+
+
+def test_a_members_saving_estimate_grows_with_its_arrays(tmp_path):
+    """Two members of the same size: the one of many arrays (a boosted model's trees) is
+    expected to take longer to save than the one of few (a forest's)."""
+    from types import SimpleNamespace
+
+    from automl_core.history import StoredTrial
+    from automl_core.trial import Trial
+
+    store = FoldModels(tmp_path, fold_key())
+    few, many = [np.zeros(200_000)], [np.zeros(20) for _ in range(10_000)]
+    store.write(1, few)
+    store.write(2, many)
+    evaluator = SimpleNamespace(fold_models=store, splits=[None] * 5)
+    estimate = {
+        trial_id: finishing.bagged_member_estimate(
+            StoredTrial(Trial(id=trial_id, config={}), "ok", 0.1, predict_time=0.0), evaluator
+        )
+        for trial_id in (1, 2)
+    }
+    assert store.path(1).stat().st_size == pytest.approx(store.path(2).stat().st_size, rel=0.5)
+    assert estimate[2] - estimate[1] >= 9_000 * finishing.BAGGED_SECONDS_PER_ARRAY > 0
