@@ -101,6 +101,13 @@ def configure_compare(compare: argparse.ArgumentParser) -> None:
         help="mean losses closer than this count as equal (default 1e-6; raise it for losses "
         "on a larger scale, e.g. RMSE)",
     )
+    compare.add_argument(
+        "--failed",
+        choices=("drop", "last"),
+        default="drop",
+        help="a failed cell: drop its task from every statistic (default), or count it as "
+        "the task's worst loss (a system that failed lost the task)",
+    )
 
 
 def cmd_ablate(args: argparse.Namespace) -> int:
@@ -163,6 +170,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     alpha = DEFAULT_ALPHA if args.alpha is None else args.alpha
     tie = DEFAULT_TIE if args.tie is None else args.tie
-    path = write_report(args.results_dir, args.out, alpha=alpha, tie=tie)
+    path = write_report(args.results_dir, args.out, alpha=alpha, tie=tie, failed=args.failed)
     print(f"report: {path} (and {path.with_suffix('.html').name} beside it)")
     return 0

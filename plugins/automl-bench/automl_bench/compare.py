@@ -197,12 +197,36 @@ def _integer(value: str, column: str, line: int, csv_path: Path) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def mean_losses(results: Results) -> pd.DataFrame:
-    """Mean final loss over successful seeds per task (rows, in file order) and variant
-    (columns); NaN where a variant has no successful cell on a task."""
-    table = results.ok.pivot_table(index="task", columns="variant", values="loss", aggfunc="mean")
+def mean_losses(results: Results, failed: FailedCells = "drop") -> pd.DataFrame:
+    """Mean final loss over seeds per task (rows, in file order) and variant (columns); NaN
+    where a variant has no cell counted on a task.
+
+    ``failed="drop"`` counts the successful cells only: a task where a variant only failed
+    is then left out of every statistic (:func:`complete_tasks`). ``failed="last"`` counts a
+    failed cell as the worst loss any variant reached on that task and seed: a system that
+    failed lost that task (the AutoML Benchmark likewise scores a failure, as a constant
+    predictor), instead of the task vanishing from the comparison of everyone else. A cell
+    not run (no row) is never counted."""
+    rows = results.ok
+    if failed == "last":
+        rows = pd.concat([rows, last_place_losses(results)])
+    table = rows.pivot_table(index="task", columns="variant", values="loss", aggfunc="mean")
     tasks = list(dict.fromkeys(results.rows["task"]))
     return table.reindex(index=tasks, columns=list(results.variants))
+
+
+#: What a failed cell counts as: nothing (``drop``) or the task's worst loss (``last``).
+FailedCells = Literal["drop", "last"]
+
+
+def last_place_losses(results: Results) -> pd.DataFrame:
+    """The failed cells, each with the worst successful loss of its task and seed as its
+    loss (none where no cell of that task and seed succeeded)."""
+    worst = results.ok.groupby(["task", "seed"])["loss"].max()
+    failed = results.failed.copy()
+    keys = pd.MultiIndex.from_frame(failed[["task", "seed"]])
+    failed["loss"] = worst.reindex(keys).to_numpy()
+    return failed[failed["loss"].notna()]
 
 
 def complete_tasks(means: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -402,6 +426,9 @@ class Comparison:
     losses: np.ndarray
     #: Task -> why it is not ranked.
     dropped_tasks: dict[str, str]
+    #: How failed cells were counted, and ``(task, variant)`` of those counted last.
+    failed: FailedCells
+    counted_last: tuple[tuple[str, str], ...]
     #: All tasks (rows) by variants (columns), rounded like ``losses``; NaN where a variant has
     #: no successful cell.
     all_losses: pd.DataFrame
@@ -423,9 +450,15 @@ class Comparison:
 
 
 def compare(
-    results: Results, *, alpha: float = DEFAULT_ALPHA, tie: float = DEFAULT_TIE
+    results: Results,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    tie: float = DEFAULT_TIE,
+    failed: FailedCells = "drop",
 ) -> Comparison:
-    """Rank the variants of ``results`` on the tasks they all finished.
+    """Rank the variants of ``results`` on the tasks they all finished (``failed="drop"``)
+    or, with ``failed="last"``, on the tasks they all ran, a failed cell counted as the
+    task's worst loss (:func:`mean_losses`).
 
     The per-task mean losses are rounded once to multiples of ``tie``; every statistic then
     compares the rounded losses exactly (it works on the integer multiples, whose differences
@@ -442,7 +475,12 @@ def compare(
             f"{results.path}: all {len(results.rows)} cells failed, nothing to compare "
             f"(line {first['line']}: {first['error'] or 'no error text'})"
         )
-    steps = (mean_losses(results) / tie).round()
+    steps = (mean_losses(results, failed) / tie).round()
+    counted_last = (
+        tuple((str(t), str(v)) for t, v in last_place_losses(results)[["task", "variant"]].values)
+        if failed == "last"
+        else ()
+    )
     kept, dropped = complete_tasks(steps)
     if kept.empty:
         reasons = "; ".join(f"{t}: {why}" for t, why in dropped.items())
@@ -459,6 +497,8 @@ def compare(
         tasks=tuple(str(t) for t in kept.index),
         losses=exact * tie,
         dropped_tasks=dropped,
+        failed=failed,
+        counted_last=tuple(dict.fromkeys(counted_last)),
         all_losses=steps * tie,
         mean_ranks=ranks,
         scores=normalised_scores(exact),

@@ -29,6 +29,7 @@ from automl_bench.compare import (
     Anytime,
     AnytimeCurves,
     Comparison,
+    FailedCells,
     RankCurves,
     anytime,
     compare,
@@ -52,16 +53,18 @@ def write_report(
     *,
     alpha: float = DEFAULT_ALPHA,
     tie: float = DEFAULT_TIE,
+    failed: FailedCells = "drop",
 ) -> Path:
     """Write the comparison report of ``results_dir/results.csv`` into ``out_dir`` (default
     ``results_dir/report``) and return the path of ``report.md``.
 
     ``alpha`` is the significance level of the omnibus tests, the critical difference and the
     Holm-adjusted pairwise p-values; ``tie`` the resolution the per-task mean losses are
-    rounded to (variants whose rounded losses are equal tie on a task).
+    rounded to (variants whose rounded losses are equal tie on a task); ``failed`` how a
+    failed cell counts (see :func:`~automl_bench.compare.mean_losses`).
     """
     results_dir = Path(results_dir)
-    comparison = compare(read_results(results_dir), alpha=alpha, tie=tie)
+    comparison = compare(read_results(results_dir), alpha=alpha, tie=tie, failed=failed)
     out = Path(out_dir) if out_dir is not None else results_dir / REPORT_DIR
     out.mkdir(parents=True, exist_ok=True)
     curves = anytime(comparison)
@@ -451,6 +454,11 @@ def _per_task_section(c: Comparison) -> list[Block]:
         ),
         Table(["task", *c.variants], rows, align="l" + "r" * len(c.variants), bold=bold),
     ]
+    if c.counted_last:
+        blocks.append(
+            Paragraph("Failed cells counted as their task's worst loss (`--failed last`):")
+        )
+        blocks.append(Bullets([f"`{v}` on `{t}`" for t, v in c.counted_last]))
     if c.dropped_tasks:
         blocks.append(Paragraph("Tasks left out of every statistic:"))
         blocks.append(Bullets([f"`{t}`: {why}" for t, why in c.dropped_tasks.items()]))

@@ -202,6 +202,21 @@ def test_mean_losses_and_dropped_tasks(comparison):
     assert t4[0] == t4[1]  # a tie is exact
 
 
+def test_failed_cells_counted_last_keep_their_task_and_lose_it(ablation, tmp_path):
+    """``failed="last"``: a failed cell is its task-seed's worst loss, so the task where C
+    only failed is ranked (C last, tied with the worst) instead of dropped for everyone."""
+    last = compare(read_results(ablation), failed="last")
+    assert last.dropped_tasks == {} and last.tasks == (*TASKS, DROPPED)
+    assert last.counted_last == (("keel:t6", C), (DROPPED, C))
+    dropped_row = last.losses[-1]
+    assert tuple(dropped_row) == pytest.approx((10 / 64, 11 / 64, 11 / 64), rel=1e-15)
+    t6 = last.losses[TASKS.index("keel:t6")]  # C: seed 0's 18/64 and seed 1's worst, 25/64
+    assert t6[2] == pytest.approx((18 + 25) / 2 / 64, abs=1e-6)  # rounded to the tie
+    assert last.mean_ranks == pytest.approx((EXPECTED_RANKS * 7 + [1, 2.5, 2.5]) / 8)
+    markdown = write_report(ablation, tmp_path / "report", failed="last").read_text()
+    assert f"`{C}` on `{DROPPED}`" in markdown and "counted as their task's worst" in markdown
+
+
 def test_mean_ranks_and_normalised_scores(comparison):
     assert comparison.mean_ranks == pytest.approx(EXPECTED_RANKS)
     expected = np.zeros(3)
