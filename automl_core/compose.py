@@ -50,6 +50,9 @@ class Setup:
     strategy_ref: ComponentRef
     executor: Executor
     warm_start: WarmStart | None = None
+    #: The threads a trial runs on: the executor's ``threads_per_trial``; None when it does
+    #: not say (one is assumed for the pipelines it builds).
+    threads_per_trial: int | None = None
     #: Seconds each stage of the set-up took.
     setup_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -108,7 +111,9 @@ def prepare(
     clock.lap("the search strategy")
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     _apply_limits(executor, recipe)
-    return Setup(recipe, task, strategy, strategy_ref, executor, warm_start, clock.laps)
+    threads = getattr(executor, "threads_per_trial", None)
+    task.use_threads(threads or 1)
+    return Setup(recipe, task, strategy, strategy_ref, executor, warm_start, threads, clock.laps)
 
 
 class SetupClock:

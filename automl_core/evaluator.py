@@ -178,6 +178,9 @@ class PipelineEvaluator(Evaluator):
         #: where each full-fidelity trial's fold models are written (``resampling.bag``), set
         #: by the run once its folder exists (:meth:`~automl_core.tasks.DataTask.use_folder`)
         self.fold_models: FoldModels | None = None
+        #: threads each fit may use (:attr:`BuildContext.threads`), set by the composition
+        #: from the executor (:meth:`~automl_core.tasks.DataTask.use_threads`)
+        self.threads = 1
 
     @property
     def validation_targets(self) -> np.ndarray:
@@ -199,7 +202,10 @@ class PipelineEvaluator(Evaluator):
         budget = trial.budget if trial.budget is not None and trial.budget < 1 else None
         spent = self._spent_as(trial, budget)
         context = BuildContext(
-            task=self.task, seed=self.seed, budget=budget if spent == "iterations" else None
+            task=self.task,
+            seed=self.seed,
+            budget=budget if spent == "iterations" else None,
+            threads=self.threads,
         )
         template = self.space.build(trial.config, context)
         width = self.n_classes if self.task == "classification" else 1

@@ -139,7 +139,7 @@ def refit_members(
     started = time.monotonic()
     order = list(range(len(configs))) if deadline is None else refit_order(weights, first)
     guesses = estimates if estimates is not None else [0.0] * len(configs)
-    context = BuildContext(task=evaluator.task, seed=seed)
+    context = BuildContext(task=evaluator.task, seed=seed, threads=evaluator.threads)
     estimators: dict[int, Any] = {}
     dropped: list[int] = []
     for position in order:

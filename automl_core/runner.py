@@ -191,8 +191,7 @@ def finalise(
         summary.best_trial, summary.best_loss = best[0].trial.id, best[0].loss
         summary.best_config = dict(best[0].trial.config)
     # the refit runs on as many threads as a trial did, so that the trials' times predict it
-    threads = getattr(setup.executor, "threads_per_trial", None)
-    finishing = Finishing(setup.recipe, plugins, run_dir, deadline, threads)
+    finishing = Finishing(setup.recipe, plugins, run_dir, deadline, setup.threads_per_trial)
     setup.task.finish(summary, history, finishing)
     summary.elapsed = time.monotonic() - started
     summary.timing = _timing(history.get_meta(SEARCH_END), summary.elapsed)

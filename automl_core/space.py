@@ -489,11 +489,18 @@ class BuildContext:
     <= 1), for trials of a multi-fidelity search whose budget counts iterations; ``None``
     means full length. Components do not read it: :meth:`PipelineSpace.build` applies it to
     the components that declare :class:`Iterations`.
+
+    ``threads`` is how many threads the fit may use: the executor's ``threads_per_trial``
+    (1 unless the recipe gives more). Components with a thread pool of their own (LightGBM,
+    XGBoost, CatBoost, scikit-learn's forests) size it to this, so that a trial uses what its
+    worker was given, no more (two trials on one core each would otherwise fight over every
+    core) and no less.
     """
 
     task: str
     seed: int = 0
     budget: float | None = None
+    threads: int = 1
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,9 @@ class Task(Protocol):
         """The run's folder exists: the task may keep files there (a bagged search's fold
         models, :mod:`automl_core.fold_models`)."""
 
+    def use_threads(self, threads: int) -> None:
+        """Each trial runs on ``threads`` threads (the executor's ``threads_per_trial``)."""
+
     def trial_stored(self, history: RunHistory) -> None:
         """A result was stored: the task may tidy what it keeps (the fold models of trials
         no longer among those the final model is chosen from)."""
@@ -230,6 +233,10 @@ class DataTask:
             ensembler=ensembler,
             ensembler_name=recipe.ensemble.name if recipe.ensemble else "",
         )
+
+    def use_threads(self, threads: int) -> None:
+        """The pipelines are built to fit on ``threads`` threads (:attr:`BuildContext.threads`)."""
+        self.evaluator.threads = threads
 
     def use_folder(self, run_dir: Path) -> None:
         """With ``resampling: {cv: k, bag: true}``, each full-fidelity trial's fold models
@@ -608,6 +615,9 @@ class LookupTask:
 
     def use_folder(self, run_dir: Path) -> None:
         """A table lookup keeps nothing but its history."""
+
+    def use_threads(self, threads: int) -> None:
+        """A table lookup fits nothing."""
 
     def trial_stored(self, history: RunHistory) -> None:
         """Nothing to tidy."""

@@ -189,3 +189,28 @@ def test_workers_cap_the_threads_of_numerical_libraries():
         executor.shutdown()
     assert result.ok and result.info["omp"] == "1"
     assert result.info["max_threads"] == 1
+
+
+def test_trials_build_their_pipelines_for_the_executors_threads(plugins, monkeypatch):
+    """``threads_per_trial`` reaches the pipelines (``BuildContext.threads``), so components
+    with thread pools of their own (LightGBM, XGBoost, CatBoost, forests) use as many; an
+    executor that says nothing gives one."""
+    from automl_core.compose import prepare
+
+    executor = {"name": "processes", "params": {"workers": 1, "threads_per_trial": 2}}
+    for recipe, threads in (
+        (toy_recipe(executor=executor), 2),
+        (toy_recipe(executor="sequential"), 1),
+    ):
+        setup = prepare(parse_recipe(recipe), plugins)
+        evaluator = setup.task.evaluator
+        built_for = []
+        build = evaluator.space.build
+
+        def recording(config, context, build=build, built_for=built_for):
+            built_for.append(context.threads)
+            return build(config, context)
+
+        monkeypatch.setattr(evaluator.space, "build", recording)
+        evaluator.evaluate(Trial(0, evaluator.space.default()))
+        assert built_for == [threads] and evaluator.threads == threads

@@ -22,13 +22,10 @@ rsm              0.3..1, 1              features considered per split level
                                         (``colsample_bylevel``)
 ===============  =====================  ================================================
 
-Threads: one per fit (``thread_count=1``), as LightGBM's and XGBoost's ``n_jobs=1``. A
-search's thread budget per trial (the ``processes`` executor's ``threads_per_trial``) reaches
-no component as a value: the worker applies it to OpenMP and BLAS (environment variables and
-threadpoolctl), and the refit to threadpoolctl; :class:`~automl_core.space.BuildContext`
-carries the task, seed and budget only. CatBoost's thread pool is its own, which neither
-limit reaches (its default is every core), so the count is given explicitly, and the search
-parallelises across trials.
+Threads: the trial's (``thread_count`` = :attr:`~automl_core.space.BuildContext.threads`, the
+executor's ``threads_per_trial``, 1 unless a recipe gives more), as LightGBM's and XGBoost's
+``n_jobs``. CatBoost's thread pool is its own, which neither the worker's OpenMP/BLAS limits
+nor threadpoolctl reach (its default is every core), so the count must be given.
 
 Categorical columns reach CatBoost as numbers, not as ``cat_features``. The assembler's
 column transformer encodes them (one-hot by default, or ordinal codes: the
@@ -82,7 +79,7 @@ def build_catboost(
     """The estimator for ``task``, seeded with the trial's seed, on one thread."""
     values: dict[str, Any] = {k: int(v) if k in INTEGERS else float(v) for k, v in params.items()}
     model = CatBoostClassifier if task == "classification" else CatBoostRegressor
-    return model(**values, thread_count=1, random_seed=int(context.seed))
+    return model(**values, thread_count=context.threads, random_seed=int(context.seed))
 
 
 def catboost_component(task: str) -> PipelineComponent:

@@ -153,6 +153,15 @@ def test_seeded_fits_are_identical_and_the_seed_matters(plugins):
     assert catboost_of(fitted).get_params()["thread_count"] == 1
 
 
+def test_catboost_runs_on_the_trials_threads(plugins):
+    """CatBoost's own thread pool (which OpenMP limits do not reach) is sized to the trial's
+    threads (the executor's ``threads_per_trial``), not to every core."""
+    space = catboost_only(plugins, "classification")
+    for threads in (1, 4):
+        pipeline = space.build(space.default(), BuildContext(space.task, 0, threads=threads))
+        assert pipeline.steps[-1][1].get_params()["thread_count"] == threads
+
+
 def test_a_multi_fidelity_budget_shortens_the_iterations(plugins):
     X, y = diabetes()
     space = catboost_only(plugins, "regression")

@@ -82,7 +82,7 @@ def build_lightgbm(task: str, params: dict[str, Any], context: BuildContext) -> 
     return model(
         **values,
         subsample_freq=1 if values["subsample"] < 1.0 else 0,
-        n_jobs=1,
+        n_jobs=context.threads,
         random_state=context.seed,
         verbose=-1,
     )
@@ -93,7 +93,12 @@ def build_xgboost(task: str, params: dict[str, Any], context: BuildContext) -> A
     (XGBoost itself wants ``0..n_classes-1``)."""
     import xgboost
 
-    common = {"tree_method": "hist", "n_jobs": 1, "random_state": context.seed, "verbosity": 0}
+    common = {
+        "tree_method": "hist",
+        "n_jobs": context.threads,
+        "random_state": context.seed,
+        "verbosity": 0,
+    }
     if task == "classification":
         return EncodedLabels(xgboost.XGBClassifier(**_numbers(params), **common))
     return xgboost.XGBRegressor(**_numbers(params), **common)

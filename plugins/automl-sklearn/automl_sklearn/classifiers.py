@@ -153,14 +153,14 @@ def _forest_space(bootstrap_default: str) -> ConfigurationSpace:
 @CLASSIFIERS.add("extra_trees", partial(_forest_space, "False"), iterations=FOREST_ITERATIONS)
 def extra_trees(params: dict[str, Any], context: BuildContext) -> Any:
     """Extra trees (512); each split draws n_features ** ``max_features`` features."""
-    forest = ExtraTreesClassifier(**forest_kwargs(params, context.seed))
+    forest = ExtraTreesClassifier(**forest_kwargs(params, context))
     return resolved(forest, n_features_power, "max_features", params["max_features"])
 
 
 @CLASSIFIERS.add("random_forest", partial(_forest_space, "True"), iterations=FOREST_ITERATIONS)
 def random_forest(params: dict[str, Any], context: BuildContext) -> Any:
     """Random forest (512 trees); each split draws n_features ** ``max_features`` features."""
-    forest = RandomForestClassifier(**forest_kwargs(params, context.seed))
+    forest = RandomForestClassifier(**forest_kwargs(params, context))
     return resolved(forest, n_features_power, "max_features", params["max_features"])
 
 

@@ -86,7 +86,7 @@ def _extra_trees_selector_space(
     )
 
 
-def _extra_trees_kwargs(params: dict[str, Any], seed: int) -> dict[str, Any]:
+def _extra_trees_kwargs(params: dict[str, Any], context: BuildContext) -> dict[str, Any]:
     return {
         "n_estimators": int(params["n_estimators"]),
         "criterion": criterion(params["criterion"]),
@@ -97,8 +97,8 @@ def _extra_trees_kwargs(params: dict[str, Any], seed: int) -> dict[str, Any]:
         "min_weight_fraction_leaf": float(params["min_weight_fraction_leaf"]),
         "min_impurity_decrease": float(params.get("min_impurity_decrease", 0.0)),
         "bootstrap": as_bool(params["bootstrap"]),
-        "n_jobs": 1,
-        "random_state": seed,
+        "n_jobs": context.threads,
+        "random_state": context.seed,
     }
 
 
@@ -119,7 +119,7 @@ def extra_trees_classification(params: dict[str, Any], context: BuildContext) ->
     """Keeps the features whose extra-trees importance is above the mean
     (``max_features`` = n_features ** max_features)."""
     selector = SelectFromModel(
-        ExtraTreesClassifier(**_extra_trees_kwargs(params, context.seed)), threshold="mean"
+        ExtraTreesClassifier(**_extra_trees_kwargs(params, context)), threshold="mean"
     )
     return resolved(selector, n_features_power, "estimator__max_features", params["max_features"])
 
@@ -139,7 +139,7 @@ def extra_trees_regression(params: dict[str, Any], context: BuildContext) -> Any
     """Keeps the features whose extra-trees importance is above the mean
     (``max_features`` = max_features * (ln(n_features) + 1))."""
     selector = SelectFromModel(
-        ExtraTreesRegressor(**_extra_trees_kwargs(params, context.seed)), threshold="mean"
+        ExtraTreesRegressor(**_extra_trees_kwargs(params, context)), threshold="mean"
     )
     return resolved(selector, n_features_log, "estimator__max_features", params["max_features"])
 
@@ -485,6 +485,6 @@ def random_trees_embedding(params: dict[str, Any], context: BuildContext) -> Any
         min_samples_leaf=int(params["min_samples_leaf"]),
         max_leaf_nodes=optional(params["max_leaf_nodes"]),
         sparse_output=True,
-        n_jobs=1,
+        n_jobs=context.threads,
         random_state=context.seed,
     )

@@ -148,7 +148,7 @@ def _forest_space(bootstrap_default: str) -> ConfigurationSpace:
 @REGRESSORS.add("extra_trees", partial(_forest_space, "False"), iterations=FOREST_ITERATIONS)
 def extra_trees(params: dict[str, Any], context: BuildContext) -> ExtraTreesRegressor:
     """Extra trees (512); each split draws the fraction ``max_features`` of the features."""
-    kwargs = forest_kwargs(params, context.seed)
+    kwargs = forest_kwargs(params, context)
     return ExtraTreesRegressor(max_features=float(params["max_features"]), **kwargs)
 
 
@@ -156,7 +156,7 @@ def extra_trees(params: dict[str, Any], context: BuildContext) -> ExtraTreesRegr
 def random_forest(params: dict[str, Any], context: BuildContext) -> RandomForestRegressor:
     """Random forest (512 trees); each split draws the fraction ``max_features`` of the
     features."""
-    kwargs = forest_kwargs(params, context.seed)
+    kwargs = forest_kwargs(params, context)
     return RandomForestRegressor(max_features=float(params["max_features"]), **kwargs)
 
 

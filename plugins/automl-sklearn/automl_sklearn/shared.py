@@ -20,7 +20,7 @@ from ConfigSpace import (
     Integer,
 )
 
-from automl_core.space import Iterations
+from automl_core.space import BuildContext, Iterations
 from automl_sklearn.hyperparameters import NONE, as_bool, make_space, optional
 
 #: auto-sklearn (scikit-learn < 1.0) criterion names -> today's names. ``friedman_mse`` is
@@ -77,8 +77,9 @@ def forest_space(
     )
 
 
-def forest_kwargs(params: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Arguments of a scikit-learn forest, ``max_features`` excepted (its meaning varies)."""
+def forest_kwargs(params: dict[str, Any], context: BuildContext) -> dict[str, Any]:
+    """Arguments of a scikit-learn forest, ``max_features`` excepted (its meaning varies),
+    on the trial's threads."""
     return {
         "n_estimators": int(params.get("n_estimators", FOREST_SIZE)),
         "criterion": criterion(params["criterion"]),
@@ -89,8 +90,8 @@ def forest_kwargs(params: dict[str, Any], seed: int) -> dict[str, Any]:
         "max_leaf_nodes": optional(params["max_leaf_nodes"]),
         "min_impurity_decrease": float(params["min_impurity_decrease"]),
         "bootstrap": as_bool(params["bootstrap"]),
-        "n_jobs": 1,
-        "random_state": seed,
+        "n_jobs": context.threads,
+        "random_state": context.seed,
     }
 
 

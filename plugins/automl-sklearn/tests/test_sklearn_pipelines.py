@@ -154,3 +154,28 @@ def _xgboost_defaults() -> dict:
     space = classification_space(list(COMPONENTS), include={"classifier": ["xgboost"]})
     prefix = "classifier:xgboost:"
     return {k[len(prefix) :]: v for k, v in space.default().items() if k.startswith(prefix)}
+
+
+@pytest.mark.parametrize(
+    ("stage", "name"),
+    [
+        ("classifier", "random_forest"),
+        ("classifier", "extra_trees"),
+        ("classifier", "lightgbm"),
+        ("classifier", "xgboost"),
+        ("feature_preprocessor", "extra_trees_preproc_for_classification"),
+        ("feature_preprocessor", "random_trees_embedding"),
+    ],
+)
+def test_components_with_a_thread_pool_use_the_trials_threads(classification, stage, name):
+    """A trial given three threads (the executor's ``threads_per_trial``) builds its forests
+    and boosters with three, not one and not every core."""
+    only = classification.restrict(include={stage: [name]})
+    for threads in (1, 3):
+        pipeline = only.build(only.default(), BuildContext("classification", 0, threads=threads))
+        pools = {
+            key: value
+            for key, value in pipeline.get_params(deep=True).items()
+            if key.endswith("n_jobs") and value is not None
+        }
+        assert pools and set(pools.values()) == {threads}, pools
