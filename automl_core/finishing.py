@@ -42,16 +42,19 @@ REFIT_SAFETY = 1.15
 FINISH_OVERHEAD_S = 1.0
 #: A bagged search's member joins the final model by its fold models being read back and
 #: saved with skops (besides predicting the test rows): a fixed cost, seconds per MB of its
-#: fold-model file and seconds per numpy array in it (skops writes each array as a file of
-#: its own: a 10-class HistGradientBoosting member's 77,160 arrays took 15 s for 18 MB, a
-#: forest's 2,005 arrays 1.0 s for 25 MB). Non-negative least squares over one five-fold
-#: member of each kind of the default space on three datasets (benchmarks/skops_save_rate.py,
-#: 30 members, the 2-core AMD EPYC VM running two grid cells beside it) gave 0.20 s + 0.021
-#: s/MB + 0.19 ms/array, under-predicting by at most 1.8 s (the first save of a forest);
-#: rounded up here.
-BAGGED_MEMBER_S = 0.3
-BAGGED_SECONDS_PER_MB = 0.03
+#: fold-model file, per numpy array (skops writes each as a file of its own: three per tree
+#: of a HistGradientBoosting model) and per scikit-learn estimator (skops takes each apart
+#: on its own: one per tree of a forest) in it (:class:`~automl_core.fold_models.Parts`).
+#: Non-negative least squares over the five-fold default pipelines of the default space's 19
+#: classifiers on three datasets (benchmarks/skops_save_rate.py, 57 members, the 2-core AMD
+#: EPYC VM running two grid cells beside it): 0.01 s + 0.0004 s/MB + 0.16 ms/array + 2.3
+#: ms/estimator, within 1.9 s of every member (a 512-tree forest: 5.8-9.7 s; a 10-class
+#: HistGradientBoosting: 12.5 s; a naive Bayes pipeline: 0.05-0.2 s). Rounded up here, and a
+#: little for bytes, which a slower disk than this one's would make count.
+BAGGED_MEMBER_S = 0.1
+BAGGED_SECONDS_PER_MB = 0.005
 BAGGED_SECONDS_PER_ARRAY = 2e-4
+BAGGED_SECONDS_PER_ESTIMATOR = 3e-3
 #: The test rows a bagged member predicts at the end, as a share of the training rows its
 #: trial predicted once over its folds: the default test split (0.25 of all rows) is a third
 #: of the training rows, predicted by each of the k fold models.
@@ -153,21 +156,23 @@ def refit_members(
 
 def bagged_member_estimate(stored: StoredTrial, evaluator: PipelineEvaluator) -> float:
     """Seconds a bagged search's member is expected to take to join the final model: its
-    fold models read back and saved with skops, whose time goes with the bytes and with the
-    number of numpy arrays (:data:`BAGGED_MEMBER_S`, :data:`BAGGED_SECONDS_PER_MB` of its
-    fold-model file and :data:`BAGGED_SECONDS_PER_ARRAY`), and its k fold models predicting
+    fold models read back and saved with skops, whose time goes with the bytes, the numpy
+    arrays and the scikit-learn estimators it holds (:data:`BAGGED_MEMBER_S`,
+    :data:`BAGGED_SECONDS_PER_MB`, :data:`BAGGED_SECONDS_PER_ARRAY`,
+    :data:`BAGGED_SECONDS_PER_ESTIMATOR`), and its k fold models predicting
     the test rows (its trial's prediction time, k times over, for a third as many rows:
-    :data:`TEST_SHARE`). The saving constants are a fit over one estimator of each kind of
-    the default space (benchmarks/skops_save_rate.py); the prediction share was set from 60 s
-    runs (benchmarks/bagging_finish.jsonl)."""
+    :data:`TEST_SHARE`). The saving constants are a fit over the default pipeline of every
+    classifier of the default space (benchmarks/skops_save_rate.py); the prediction share was
+    set from 60 s runs (benchmarks/bagging_finish.jsonl)."""
     assert evaluator.fold_models is not None
     try:
         megabytes = evaluator.fold_models.path(stored.trial.id).stat().st_size / 1e6
     except OSError:
         megabytes = 0.0
-    arrays = evaluator.fold_models.arrays(stored.trial.id)
+    parts = evaluator.fold_models.parts(stored.trial.id)
     saving = BAGGED_MEMBER_S + megabytes * BAGGED_SECONDS_PER_MB
-    saving += arrays * BAGGED_SECONDS_PER_ARRAY
+    saving += parts.arrays * BAGGED_SECONDS_PER_ARRAY
+    saving += parts.estimators * BAGGED_SECONDS_PER_ESTIMATOR
     predicting = (stored.predict_time or 0.0) * len(evaluator.splits) * TEST_SHARE
     return saving + predicting
 

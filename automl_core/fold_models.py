@@ -20,15 +20,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import io
+import json
 import os
 import secrets
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import joblib
 import numpy as np
 from joblib.numpy_pickle import NumpyPickler
+from sklearn.base import BaseEstimator
 
 from automl_core.cache import cache_dir
 
@@ -37,18 +40,32 @@ KEY_FILE = "fold-models.key"
 _SIGNATURE = hashlib.sha256().digest_size
 
 
-class _ArrayCountingPickler(NumpyPickler):
-    """joblib's pickler, counting the numpy arrays it writes on the way (joblib's own
-    pickler is a Python one, which sees every object: counting costs one ``isinstance``
-    each, where walking the models apart would cost a second pass)."""
+@dataclass(frozen=True)
+class Parts:
+    """What a fold-model file holds that saving it with skops costs time for, beside its
+    bytes: skops writes every numpy array as a file of its own (a HistGradientBoosting model
+    holds three per tree, thousands of them) and takes every scikit-learn estimator apart
+    on its own (a forest holds one per tree), each at a cost per item that a byte count
+    does not see (benchmarks/skops_save_rate.py)."""
+
+    arrays: int = 0
+    estimators: int = 0
+
+
+class _PartsCountingPickler(NumpyPickler):
+    """joblib's pickler, counting the numpy arrays and scikit-learn estimators it writes on
+    the way (joblib's own pickler is a Python one, which sees every object: counting costs
+    two ``isinstance`` each, where walking the models apart would cost a second pass)."""
 
     def __init__(self, file: io.BytesIO) -> None:
         super().__init__(file)
-        self.arrays = 0
+        self.arrays = self.estimators = 0
 
     def save(self, obj: Any) -> Any:
         if isinstance(obj, np.ndarray):
             self.arrays += 1
+        elif isinstance(obj, BaseEstimator):
+            self.estimators += 1
         return super().save(obj)
 
 
@@ -89,30 +106,29 @@ class FoldModels:
     def path(self, trial_id: int) -> Path:
         return self.folder / f"trial-{trial_id}.joblib"
 
-    def arrays_path(self, trial_id: int) -> Path:
-        return self.folder / f"trial-{trial_id}.arrays"
+    def parts_path(self, trial_id: int) -> Path:
+        return self.folder / f"trial-{trial_id}.parts.json"
 
     def write(self, trial_id: int, models: list[Any]) -> None:
-        """Keep ``models`` (the k fitted pipelines, in the order of the splits), and the
-        number of numpy arrays they hold beside them (see :meth:`arrays`)."""
+        """Keep ``models`` (the k fitted pipelines, in the order of the splits), and what
+        they hold beside them (see :meth:`parts`)."""
         buffer = io.BytesIO()
-        pickler = _ArrayCountingPickler(buffer)
+        pickler = _PartsCountingPickler(buffer)
         pickler.dump(models)
         data = buffer.getvalue()
         signature = hmac.new(self.key, data, hashlib.sha256).digest()
         self.folder.mkdir(parents=True, exist_ok=True)
-        _replace(self.arrays_path(trial_id), str(pickler.arrays).encode())
+        parts = Parts(arrays=pickler.arrays, estimators=pickler.estimators)
+        _replace(self.parts_path(trial_id), json.dumps(asdict(parts)).encode())
         _replace(self.path(trial_id), signature + data)  # a reader never sees half a file
 
-    def arrays(self, trial_id: int) -> int:
-        """How many numpy arrays the trial's fold models hold (0 when unknown). Saving a
-        model with skops costs time per array as well as per byte: a HistGradientBoosting
-        model holds three arrays per tree, thousands of them, and takes ten times as long
-        per megabyte as a forest (benchmarks/skops_save_rate.py)."""
+    def parts(self, trial_id: int) -> Parts:
+        """How many numpy arrays and scikit-learn estimators the trial's fold models hold
+        (none when unknown): what saving them takes time for besides bytes."""
         try:
-            return int(self.arrays_path(trial_id).read_text())
-        except (OSError, ValueError):
-            return 0
+            return Parts(**json.loads(self.parts_path(trial_id).read_text()))
+        except (OSError, ValueError, TypeError):
+            return Parts()
 
     def read(self, trial_id: int) -> list[Any] | None:
         """The trial's fold models, or None when there is no file or its signature is not
@@ -141,4 +157,4 @@ class FoldModels:
         keep = set(trial_ids)
         for trial_id in self.stored() - keep:
             self.path(trial_id).unlink(missing_ok=True)
-            self.arrays_path(trial_id).unlink(missing_ok=True)
+            self.parts_path(trial_id).unlink(missing_ok=True)

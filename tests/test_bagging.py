@@ -14,7 +14,7 @@ from toy_plugin import BestTwoEnsembler, DoublesPlugin, ToyPlugin, toy_recipe
 from automl_core import finishing
 from automl_core.errors import RecipeError
 from automl_core.evaluator import Resampling, usable_splits
-from automl_core.fold_models import FOLDER, FoldModels, fold_key
+from automl_core.fold_models import FOLDER, FoldModels, Parts, fold_key
 from automl_core.history import RunHistory
 from automl_core.hookspecs import hookimpl
 from automl_core.model import BaggedPipeline
@@ -158,35 +158,47 @@ def test_bag_is_read_with_cv_only():
         parse_resampling({"cv": 4, "bag": "yes"})
 
 
-def test_a_fold_model_file_records_the_arrays_it_holds_and_goes_with_them(tmp_path):
-    """Saving costs time per numpy array (skops writes each as a file of its own), so the
-    estimate of a member's saving time reads how many its fold models hold."""
+def test_a_fold_model_file_records_its_parts_and_goes_with_them(tmp_path):
+    """Saving costs time per numpy array and per scikit-learn estimator (skops writes and
+    takes apart each on its own), so the estimate of a member's saving time reads how many
+    its fold models hold."""
+    from sklearn.tree import DecisionTreeClassifier
+
     store = FoldModels(tmp_path, fold_key())
-    store.write(1, [{"w": np.zeros(3), "b": [np.ones(2), np.arange(4)]}, np.eye(2)])
+    trees = [DecisionTreeClassifier(), DecisionTreeClassifier()]
+    store.write(1, [{"w": np.zeros(3), "b": [np.ones(2), np.arange(4)]}, np.eye(2), trees])
     store.write(2, [{"a": 1}])
-    assert store.arrays(1) == 4 and store.arrays(2) == 0 and store.arrays(3) == 0
+    assert store.parts(1) == Parts(arrays=4, estimators=2)
+    assert store.parts(2) == Parts() and store.parts(3) == Parts()
     store.keep_only({2})
-    assert store.stored() == {2} and not store.arrays_path(1).exists()
+    assert store.stored() == {2} and not store.parts_path(1).exists()
 
 
-def test_a_members_saving_estimate_grows_with_its_arrays(tmp_path):
-    """Two members of the same size: the one of many arrays (a boosted model's trees) is
-    expected to take longer to save than the one of few (a forest's)."""
+def test_a_members_saving_estimate_grows_with_its_arrays_and_estimators(tmp_path):
+    """Members of about the same size: one of many arrays (a boosted model's trees) and one
+    of many estimators (a forest's trees) are expected to take longer to save than one of a
+    single large array."""
     from types import SimpleNamespace
+
+    from sklearn.tree import DecisionTreeClassifier
 
     from automl_core.history import StoredTrial
     from automl_core.trial import Trial
 
     store = FoldModels(tmp_path, fold_key())
-    few, many = [np.zeros(200_000)], [np.zeros(20) for _ in range(10_000)]
-    store.write(1, few)
-    store.write(2, many)
+    store.write(1, [np.zeros(200_000)])
+    store.write(2, [np.zeros(20) for _ in range(10_000)])
+    store.write(
+        3, [DecisionTreeClassifier(max_depth=d) for d in range(2_000)] + [np.zeros(190_000)]
+    )
     evaluator = SimpleNamespace(fold_models=store, splits=[None] * 5)
     estimate = {
         trial_id: finishing.bagged_member_estimate(
             StoredTrial(Trial(id=trial_id, config={}), "ok", 0.1, predict_time=0.0), evaluator
         )
-        for trial_id in (1, 2)
+        for trial_id in (1, 2, 3)
     }
-    assert store.path(1).stat().st_size == pytest.approx(store.path(2).stat().st_size, rel=0.5)
+    sizes = [store.path(i).stat().st_size for i in (1, 2, 3)]
+    assert max(sizes) < 1.5 * min(sizes)
     assert estimate[2] - estimate[1] >= 9_000 * finishing.BAGGED_SECONDS_PER_ARRAY > 0
+    assert estimate[3] - estimate[1] >= 1_900 * finishing.BAGGED_SECONDS_PER_ESTIMATOR > 0
