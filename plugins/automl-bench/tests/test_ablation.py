@@ -625,3 +625,11 @@ def test_cells_run_on_a_dask_cluster(tmp_path: Path) -> None:
         for folder in (tmp_path / "dask", tmp_path / "here")
     ]
     assert rows[0] == rows[1]  # seeded runs: the same results wherever they ran
+
+
+def test_the_twenty_task_quality_suite_is_the_quality_suites_first_twenty() -> None:
+    plugins = load_plugins()
+    full = [t.label for t in suite_tasks(read_suite("quality-classification", plugins), plugins)]
+    twenty = suite_tasks(read_suite("quality-classification-20", plugins), plugins)
+    assert [t.label for t in twenty] == full[:20]
+    assert all(t.task.get("test_size") == 0.25 for t in twenty)
