@@ -48,6 +48,13 @@ DEFAULT_PLUGINS = (
     "automl_core.builtins.recipes",
 )
 
+#: The keyword parameter through which a factory receives the registry that builds it: a
+#: component that builds others (a meta-feature provider wrapping another, a warm-starter
+#: reading meta-data through its source) builds them from the run's own registry, and so
+#: sees what the run sees (``AUTOML_LOAD_PLUGINS``, plugins registered in the process),
+#: instead of loading the installed plugins again. The core's to give: a recipe cannot set it.
+REGISTRY_PARAMETER = "registry"
+
 #: kind -> the registration hook that fills it, as the hook specs declare it.
 KINDS: dict[str, str] = hookspecs.KINDS
 
@@ -96,11 +103,15 @@ class Registration:
         except (TypeError, ValueError):
             return []
 
+    def takes_registry(self) -> bool:
+        """Whether the factory asks for the registry that builds it (:data:`REGISTRY_PARAMETER`)."""
+        return any(p.name == REGISTRY_PARAMETER for p in self._signature_parameters())
+
     def _recipe_parameters(self) -> list[inspect.Parameter]:
         named = [
             p
             for p in self._signature_parameters()
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != REGISTRY_PARAMETER
         ]
         return named[1:] if self.kind == "space" else named
 
@@ -188,11 +199,20 @@ class Plugins:
 
     def create(self, kind: str, name: str, params: dict[str, Any] | None = None) -> Any:
         """Build a component from its registered factory with the recipe's ``params``. (A
-        space's factory also receives every registered pipeline component, first.)"""
+        space's factory also receives every registered pipeline component, first; a factory
+        with a ``registry`` parameter, this registry: :data:`REGISTRY_PARAMETER`.)"""
         registration = self.get(kind, name)
         leading = (self.components(),) if kind == "space" else ()
+        params = dict(params or {})
+        if REGISTRY_PARAMETER in params:
+            raise PluginError(
+                f"cannot build {kind} {name!r}: {REGISTRY_PARAMETER!r} is given by the core "
+                "(the registry that builds the component), not a parameter to set"
+            )
+        if registration.takes_registry():
+            params[REGISTRY_PARAMETER] = self
         try:
-            return registration.obj(*leading, **(params or {}))
+            return registration.obj(*leading, **params)
         # A TypeError is an unknown or missing parameter; a ValueError is a component
         # refusing a parameter's value (knd's ``k: 0``): both are the recipe's to fix.
         except (TypeError, ValueError) as error:
@@ -204,6 +224,12 @@ class Plugins:
 
     def components(self) -> list[PipelineComponent]:
         return [r.obj for r in self.registry.entries.get("component", {}).values()]
+
+
+def registry_or_installed(registry: Plugins | None) -> Plugins:
+    """``registry`` (the one that built a component, :data:`REGISTRY_PARAMETER`), or, for a
+    component built directly in Python without one, the installed plugins."""
+    return registry if registry is not None else load_plugins()
 
 
 def make_manager() -> pluggy.PluginManager:

@@ -213,6 +213,31 @@ def test_create_reports_a_refused_parameter_value_as_a_plugin_error():
         plugins.create("warmstarter", "picky", {"k": 0})
 
 
+def test_a_factory_asking_for_the_registry_gets_the_one_that_builds_it():
+    """A component that builds others (a provider wrapping another, a source joining two)
+    builds them from the registry that built it, so it sees what the run sees (plugins
+    registered in the process too); a recipe can neither see nor set that parameter."""
+
+    class Wrapping:
+        def __init__(self, inner: str = "inner", *, registry) -> None:
+            self.inner = registry.create("warmstarter", inner, {})
+
+    class Inner:
+        pass
+
+    class InProcess:
+        @hookimpl
+        def register_warmstarters(self, register):
+            register("wrapping", Wrapping)
+            register("inner", Inner)
+
+    plugins = load_plugins(extra=[InProcess()], entry_points=False)
+    assert isinstance(plugins.create("warmstarter", "wrapping", {}).inner, Inner)
+    assert plugins.get("warmstarter", "wrapping").parameters() == {"inner": "inner"}
+    with pytest.raises(PluginError, match="'registry' is given by the core"):
+        plugins.create("warmstarter", "wrapping", {"registry": None})
+
+
 def test_every_plugin_of_this_repository_declares_the_plugin_api(monkeypatch):
     """So that the day the API changes, a plugin not updated with it is refused by name
     rather than failing inside a run."""

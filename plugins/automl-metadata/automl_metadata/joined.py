@@ -21,17 +21,25 @@ import numpy as np
 
 from automl_core.contracts import MetaData
 from automl_core.metastore import is_metadata_folder, load_metadata
+from automl_core.plugins import Plugins, registry_or_installed
 
 
 class JoinedMetaData:
-    """``performance`` and ``metafeatures``: a source of automl-metadata by name (``oboe``,
-    ``lcdb``, ``pmf``...) or a meta-data folder."""
+    """``performance`` and ``metafeatures``: a registered meta-data source by name (``oboe``,
+    ``lcdb``, ``pmf``..., or another plugin's) or a meta-data folder."""
 
-    def __init__(self, performance: str, metafeatures: str) -> None:
+    def __init__(
+        self, performance: str, metafeatures: str, registry: Plugins | None = None
+    ) -> None:
         self.performance, self.metafeatures = str(performance), str(metafeatures)
+        #: where the named sources are built from: the registry that built this one (the
+        #: run's, or the command's), else the installed plugins
+        self.registry = registry
 
     def load(self) -> MetaData:
-        losses, described = _load(self.performance), _load(self.metafeatures)
+        registry = registry_or_installed(self.registry)
+        losses = _load(self.performance, registry)
+        described = _load(self.metafeatures, registry)
         if described.metafeatures is None or described.metafeatures.empty:
             raise ValueError(f"joined: {self.metafeatures!r} has no meta-features")
         table = described.metafeatures.set_axis(described.metafeatures.index.astype(str), axis=0)
@@ -62,15 +70,14 @@ class JoinedMetaData:
         )
 
 
-def _load(reference: str) -> MetaData:
-    from automl_metadata.plugin import SOURCES
-
-    if reference in SOURCES:
-        return SOURCES[reference][0]().load()
+def _load(reference: str, registry: Plugins) -> MetaData:
+    sources = registry.registry.names("metadata")
+    if reference in sources:
+        return registry.create("metadata", reference, {}).load()
     folder = Path(reference).expanduser()
     if is_metadata_folder(folder):
         return load_metadata(folder)
     raise ValueError(
-        f"joined: {reference!r} is neither a source of automl-metadata ({sorted(SOURCES)}) "
+        f"joined: {reference!r} is neither a registered meta-data source ({sorted(sources)}) "
         "nor a meta-data folder"
     )

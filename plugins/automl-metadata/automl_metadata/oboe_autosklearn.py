@@ -46,6 +46,7 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from automl_core.contracts import MetaData
 from automl_core.errors import AutoMLError, DatasetError
+from automl_core.plugins import Plugins, registry_or_installed
 from automl_core.space import PipelineSpace, config_key, pipeline_space
 from automl_metadata.oboe import Oboe
 from automl_metadata.store import MetaDataSource
@@ -320,12 +321,10 @@ def full_config(translation: Translation, space: PipelineSpace) -> dict[str, Any
     return space.validate(config)
 
 
-def load_space() -> PipelineSpace:
-    """The registered ``autosklearn-classification`` space (plugin ``automl-sklearn``)."""
-    from automl_core.plugins import load_plugins  # the registry, only when converting
-
+def load_space(registry: Plugins) -> PipelineSpace:
+    """The ``autosklearn-classification`` space (plugin ``automl-sklearn``) of ``registry``."""
     try:
-        space = load_plugins().create("space", SPACE, {})
+        space = registry.create("space", SPACE, {})
     except AutoMLError as error:
         raise DatasetError(
             f"translating Oboe's models needs the space {SPACE!r} of the automl-sklearn "
@@ -351,6 +350,11 @@ class OboeAutoSklearn(MetaDataSource):
     #: Bump when a rule changes what it translates into (2: Oboe's meta-features renamed).
     conversion = 2
 
+    def __init__(self, registry: Plugins | None = None) -> None:
+        #: where the space the models are translated into comes from: the registry that
+        #: built this source (the run's, or the command's), else the installed plugins
+        self.registry = registry
+
     def cache_name(self) -> str:
         """Also names the automl-sklearn version: its ranges and defaults shape the result."""
         try:
@@ -361,7 +365,7 @@ class OboeAutoSklearn(MetaDataSource):
 
     def build(self) -> MetaData:
         oboe = Oboe().load()
-        space = load_space()
+        space = load_space(registry_or_installed(self.registry))
         descriptions = oboe.pool.descriptions if oboe.pool is not None else None
         if not descriptions or len(descriptions) != len(oboe.configs):
             raise DatasetError("Oboe's meta-data has no model descriptions to translate")

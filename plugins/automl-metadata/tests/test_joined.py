@@ -51,7 +51,31 @@ def test_sides_without_metafeatures_or_shared_datasets_are_named(tmp_path):
         plugins.create(
             "metadata", "joined", {"performance": described, "metafeatures": losses}
         ).load()
-    with pytest.raises(ValueError, match="neither a source"):
+    with pytest.raises(ValueError, match="neither a registered meta-data source"):
         plugins.create(
             "metadata", "joined", {"performance": "nowhere", "metafeatures": described}
         ).load()
+
+
+def test_a_source_registered_by_another_plugin_in_the_process_is_joined_by_name(tmp_path):
+    """The sides are built from the registry that built ``joined`` (any plugin's source,
+    even one registered in the process), not from automl-metadata's own list."""
+    from automl_core import hookimpl
+    from automl_core.metastore import load_metadata
+
+    losses, _ = _folders(tmp_path)
+
+    class ThirdParty:
+        def load(self) -> MetaData:
+            return load_metadata(tmp_path / "described")
+
+    class ThirdPartyPlugin:
+        @hookimpl
+        def register_metadata(self, register):
+            register("third-party", ThirdParty)
+
+    plugins = load_plugins(extra=[ThirdPartyPlugin()])
+    joined = plugins.create(
+        "metadata", "joined", {"performance": losses, "metafeatures": "third-party"}
+    )
+    assert joined.load().metafeatures["m"].tolist() == [10.0, 30.0]

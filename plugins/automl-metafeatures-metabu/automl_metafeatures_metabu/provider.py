@@ -28,7 +28,7 @@ import pandas as pd
 
 from automl_core.contracts import MetaData, MetaFeatureProvider
 from automl_core.metastore import resolve_metadata
-from automl_core.plugins import load_plugins
+from automl_core.plugins import Plugins, registry_or_installed
 from automl_metafeatures_metabu.fitting import FittedMetabu, MetabuSettings, fit_metabu
 from automl_metafeatures_metabu.learn import FGWSettings
 
@@ -51,6 +51,7 @@ class MetabuMetaFeatures(MetaFeatureProvider):
         alpha: float = 0.5,
         l1: float = 1e-3,
         seed: int = 42,
+        registry: Plugins | None = None,
     ) -> None:
         if not isinstance(top, int) or top < 1:
             raise ValueError(f"top: got {top!r}, expected a positive integer")
@@ -65,6 +66,9 @@ class MetabuMetaFeatures(MetaFeatureProvider):
         self.settings = MetabuSettings(top=top, dimension=dimension, fgw=fgw)
         self.fitted: FittedMetabu | None = None
         self._basic_provider: MetaFeatureProvider | None = None
+        #: the registry the meta-data source and the basic provider are built from: the
+        #: run's (given by the core when it builds this provider), else the installed plugins
+        self.registry = registry
 
     def fit(self, metadata: MetaData) -> None:
         """Fit ψ on ``metadata`` (its meta-feature table is the basic representation)."""
@@ -93,11 +97,16 @@ class MetabuMetaFeatures(MetaFeatureProvider):
         if isinstance(self.metadata, MetaData):
             return self.metadata
         assert self.metadata is not None
-        return resolve_metadata(self.metadata, self.metadata_params, load_plugins())
+        return resolve_metadata(self.metadata, self.metadata_params, self._registry())
+
+    def _registry(self) -> Plugins:
+        """The registry that built this provider (else the installed plugins, loaded once)."""
+        self.registry = registry_or_installed(self.registry)
+        return self.registry
 
     def _basic(self) -> MetaFeatureProvider:
         if self._basic_provider is None:
-            provider = load_plugins().create(
+            provider = self._registry().create(
                 "metafeature_provider", self.basic, dict(self.basic_params)
             )
             self._basic_provider = provider
@@ -118,6 +127,7 @@ class MetabuMetaData:
         alpha: float = 0.5,
         l1: float = 1e-3,
         seed: int = 42,
+        registry: Plugins | None = None,
     ) -> None:
         self.provider = MetabuMetaFeatures(
             metadata,
@@ -128,6 +138,7 @@ class MetabuMetaData:
             alpha=alpha,
             l1=l1,
             seed=seed,
+            registry=registry,
         )
 
     def load(self) -> MetaData:

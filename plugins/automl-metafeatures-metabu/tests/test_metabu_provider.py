@@ -158,3 +158,22 @@ def test_other_metafeatures_for_the_same_losses_are_another_fit():
     )
     second = fit_metabu(other, FAST)
     assert first.info["key"] != second.info["key"]
+
+
+def test_the_basic_provider_and_the_metadata_come_from_the_registry_that_built_metabu():
+    """Built by a run's registry, Metabu builds its basic provider from it (a provider that
+    plugin registered in the process, here), not from the installed plugins."""
+    from automl_core import hookimpl
+
+    class Basic:
+        def compute(self, X, y, task):
+            return {"rows": float(len(X))}
+
+    class InProcess:
+        @hookimpl
+        def register_metafeature_providers(self, register):
+            register("in-process-basic", Basic)
+
+    plugins = load_plugins(extra=[InProcess()])
+    provider = plugins.create("metafeature_provider", "metabu", {"basic": "in-process-basic"})
+    assert provider.registry is plugins and isinstance(provider._basic(), Basic)

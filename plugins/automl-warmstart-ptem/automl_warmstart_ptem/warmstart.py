@@ -41,7 +41,7 @@ from automl_core.metastore import (
     save_metadata,
     task_metafeatures,
 )
-from automl_core.plugins import load_plugins
+from automl_core.plugins import Plugins, registry_or_installed
 from automl_core.pool_space import PoolSpace
 from automl_core.run_folder import safe_folder_name
 from automl_core.space import SearchSpace, vector_space
@@ -88,6 +88,7 @@ class RankedPTEM(WarmStarter):
         exclude_self: bool = True,
         pick: str = "ranker",
         seed: int = 0,
+        registry: Plugins | None = None,
     ) -> None:
         check_metadata_reference(metadata, metadata_params)
         if sources is not None:
@@ -117,6 +118,9 @@ class RankedPTEM(WarmStarter):
         self.sources, self.max_sources, self.split = sources, max_sources, split
         self.exclude = check_dataset_ids("exclude", exclude)
         self.exclude_self, self.pick, self.seed = exclude_self, pick, seed
+        #: the registry the label runs are built from: the run's (given by the core when it
+        #: builds this warm-starter), else the installed plugins
+        self.registry = registry
 
     def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
         """No configurations; the surrogate state names the ranker's pick."""
@@ -222,7 +226,7 @@ class RankedPTEM(WarmStarter):
             sources,
             self.labels,
             store,
-            load_plugins(),
+            registry_or_installed(self.registry),
         )
         ranker.fit(table, scores).save(folder)
         return ranker

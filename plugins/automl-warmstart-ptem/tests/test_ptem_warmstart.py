@@ -204,3 +204,24 @@ def test_the_ranker_of_meta_data_without_a_pool_labels_on_the_pool_it_is_given(q
     assert len(quick_labels) == 12
     assert suggested.surrogate_state["metadata"] is metadata  # the surrogate's, pool-less
     assert suggested.surrogate_state["source"] in {"p0", "p1", "p2", "p3"}
+
+
+def test_the_label_runs_are_built_from_the_registry_that_built_the_warm_starter(monkeypatch):
+    """Built by a run's registry, the warm-starter's label runs (BO runs of their own) use
+    that registry, not the installed plugins loaded again."""
+    from automl_core.plugins import load_plugins
+
+    given = []
+
+    def recorded(*args, **kwargs):
+        given.append(args[5] if len(args) > 5 else kwargs.get("plugins"))
+        return kind_scores(*args, **kwargs)
+
+    monkeypatch.setattr(labels, "pair_score", recorded)
+    plugins = load_plugins()
+    metadata = kinds_metadata(n=6)
+    starter = plugins.create(
+        "warmstarter", "ptem", {"metadata": metadata, "sources": SOURCES, **LABELS}
+    )
+    starter.suggest(task_on("d5"), metadata.pool, None)
+    assert given and all(registry is plugins for registry in given)
