@@ -30,20 +30,14 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from automl_core.lazy import lazy_attributes
 from automl_core.trial import Config
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the two kinds of space, in modules of their own (the pipeline space
+    # needs ConfigSpace, which the kernel does not import); they import this module
     from ConfigSpace import ConfigurationSpace
 
     from automl_core.pipeline_space import PipelineSpace
     from automl_core.pool_space import PoolSpace
-
-#: The two kinds live in modules of their own (the pipeline space needs ConfigSpace, which
-#: the kernel does not import); ``from automl_core.space import PipelineSpace`` still works.
-__getattr__ = lazy_attributes(
-    {"PipelineSpace": "automl_core.pipeline_space", "PoolSpace": "automl_core.pool_space"}
-)
 
 CHOICE = "__choice__"
 SEP = ":"

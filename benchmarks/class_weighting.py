@@ -44,7 +44,8 @@ from threadpoolctl import threadpool_limits
 
 from automl_core.builtins.sources import load_keel
 from automl_core.evaluator import Resampling, make_splits, predict_scores, score_all
-from automl_core.space import BuildContext, PipelineSpace
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.space import BuildContext
 from automl_sklearn.plugin import COMPONENTS
 from automl_sklearn.spaces import classification_space
 from automl_sklearn.wrappers import BalancedSampleWeights

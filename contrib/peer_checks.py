@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 
 from automl_core.history import RunHistory, StoredTrial
+from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins
+from automl_core.pool_space import PoolSpace
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run
-from automl_core.space import PipelineSpace, PoolSpace
 from automl_core.trial import Result, Status
 
 

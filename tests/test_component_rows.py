@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from automl_core.component_rows import ComponentSelector, RowIndex
-from automl_core.space import PoolSpace
+from automl_core.pool_space import PoolSpace
 
 
 def dict_positions(table: np.ndarray, rows: np.ndarray) -> np.ndarray:

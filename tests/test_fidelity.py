@@ -24,12 +24,13 @@ from automl_core.evaluator import (
 from automl_core.history import RunHistory
 from automl_core.hookspecs import hookimpl
 from automl_core.metrics import get_metric
+from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import load_plugins
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run
 from automl_core.sources import load_dataset
-from automl_core.space import BuildContext, Iterations, PipelineComponent, PipelineSpace, Stage
+from automl_core.space import BuildContext, Iterations, PipelineComponent, Stage
 from automl_core.trial import Candidate, Result, Status, Trial
 
 FOREST = PipelineComponent(

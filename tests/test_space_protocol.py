@@ -14,13 +14,13 @@ from ConfigSpace import ConfigurationSpace, Float, Integer
 from automl_core.builtins.random_search import RandomSearch
 from automl_core.contracts import SearchContext
 from automl_core.errors import InvalidConfigurationError
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.pool_space import PoolSpace
 from automl_core.space import (
     INACTIVE,
     ComponentBlock,
     EncodingBlocks,
     PipelineComponent,
-    PipelineSpace,
-    PoolSpace,
     SearchSpace,
     Stage,
     StageBlock,

@@ -29,7 +29,8 @@ from automl_core.contracts import (
     WarmStart,
     WarmStarter,
 )
-from automl_core.space import BuildContext, PipelineComponent, PipelineSpace, SearchSpace, Stage
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.space import BuildContext, PipelineComponent, SearchSpace, Stage
 from automl_core.trial import Candidate, Result, Trial
 
 

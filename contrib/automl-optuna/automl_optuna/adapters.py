@@ -27,8 +27,10 @@ from ConfigSpace.hyperparameters import (
 from optuna.distributions import BaseDistribution, FloatDistribution
 from optuna.trial import Trial as OptunaTrial
 
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.pool_space import PoolSpace
 from automl_core.snapping import PoolSnapper
-from automl_core.space import PipelineSpace, PoolSpace, by_kind
+from automl_core.space import by_kind
 from automl_core.trial import Config
 
 

@@ -6,8 +6,10 @@ from typing import Any
 
 from ConfigSpace import Configuration, ConfigurationSpace, Constant, Float
 
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.pool_space import PoolSpace
 from automl_core.snapping import PoolSnapper
-from automl_core.space import PipelineSpace, PoolSpace, by_kind, plain_config
+from automl_core.space import by_kind, plain_config
 from automl_core.trial import Config
 
 

@@ -39,7 +39,8 @@ from automl_core.acquisition import (
     random_best,
 )
 from automl_core.contracts import SearchContext, SearchSpace, Surrogate
-from automl_core.space import PoolSpace, VectorSpace, vector_space
+from automl_core.pool_space import PoolSpace
+from automl_core.space import VectorSpace, vector_space
 from automl_core.trial import Candidate, Config
 
 #: At most this many pool candidates are scored per model-based sample.

@@ -24,8 +24,10 @@ from typing import Any, Protocol
 import numpy as np
 from ConfigSpace.util import change_hp_value
 
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.pool_space import PoolSpace
 from automl_core.snapping import PoolSnapper
-from automl_core.space import INACTIVE, PipelineSpace, PoolSpace, VectorSpace, by_kind
+from automl_core.space import INACTIVE, VectorSpace, by_kind
 from automl_core.trial import Config
 
 #: Stage names that hold the learning algorithm, the root decision when a pool names one.

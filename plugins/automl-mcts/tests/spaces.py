@@ -8,7 +8,9 @@ import numpy as np
 from ConfigSpace import ConfigurationSpace, Float, Integer
 
 from automl_core.contracts import SearchContext, Surrogate
-from automl_core.space import PipelineComponent, PipelineSpace, PoolSpace, Stage
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.pool_space import PoolSpace
+from automl_core.space import PipelineComponent, Stage
 
 
 def _depth() -> ConfigurationSpace:

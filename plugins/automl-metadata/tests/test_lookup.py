@@ -31,10 +31,10 @@ from automl_core.hookspecs import RegisterFactory
 from automl_core.metastore import is_metadata_folder, load_metadata, save_metadata
 from automl_core.metrics import normalised_regret
 from automl_core.plugins import LOAD_PLUGINS_ENV, Plugins, load_plugins
+from automl_core.pool_space import PoolSpace
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE, SUMMARY_FILE
 from automl_core.runner import run
-from automl_core.space import PoolSpace
 from automl_core.suites import SUITE_FILE, run_suite
 from automl_core.testing.data_checks import kit_metadata
 from automl_core.trial import Status, Trial

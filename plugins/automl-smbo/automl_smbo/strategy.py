@@ -23,7 +23,8 @@ from automl_core.acquisition import (
 )
 from automl_core.component_rows import components_alone, stage_position
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
-from automl_core.space import PoolSpace, VectorSpace, require_vector_space
+from automl_core.pool_space import PoolSpace
+from automl_core.space import VectorSpace, require_vector_space
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import LocalSearch, PerComponentSearch

@@ -14,7 +14,9 @@ from sklearn.neighbors import KNeighborsRegressor
 from automl_core.builtins.random_search import RandomSearch
 from automl_core.component_rows import ComponentSelector
 from automl_core.contracts import SearchContext, Surrogate, WarmStart
-from automl_core.space import PipelineComponent, PipelineSpace, PoolSpace, Stage
+from automl_core.pipeline_space import PipelineSpace
+from automl_core.pool_space import PoolSpace
+from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import PerComponentSearch, best_first, climb

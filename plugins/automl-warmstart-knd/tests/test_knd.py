@@ -17,10 +17,10 @@ from automl_core.errors import AutoMLError
 from automl_core.history import RunHistory
 from automl_core.metastore import left_out_datasets
 from automl_core.plugins import ENTRY_POINT_GROUP, load_plugins
+from automl_core.pool_space import PoolSpace
 from automl_core.recipe import parse_recipe
 from automl_core.run_folder import HISTORY_FILE
 from automl_core.runner import run
-from automl_core.space import PoolSpace
 from automl_warmstart_knd import (
     KNearestDatasets,
     autosklearn_folder,
