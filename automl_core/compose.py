@@ -32,7 +32,7 @@ from automl_core.plugins import Plugins
 from automl_core.recipe import ComponentRef, Recipe, check_names, component_refs
 from automl_core.space import SearchSpace, by_kind
 from automl_core.tasks import Task, build_task
-from automl_core.validation import check_fidelity
+from automl_core.validation import check_fidelity, seeded_params
 
 #: The strategy a policy of successive halving switches to, unless the recipe's strategy
 #: races budgets itself (``SearchStrategy.races_budgets``); plugin automl-halving's.
@@ -183,7 +183,9 @@ def _surrogate_factory(recipe: Recipe, plugins: Plugins) -> Callable[[], Surroga
         return None
 
     def build() -> Surrogate:
-        return plugins.create("surrogate", surrogate.name, _seeded(plugins, surrogate, recipe))
+        return plugins.create(
+            "surrogate", surrogate.name, seeded_params(plugins, surrogate, recipe)
+        )
 
     return build
 
@@ -207,15 +209,6 @@ def _apply_limits(executor: Executor, recipe: Recipe) -> None:
     budget = recipe.budget
     if budget.trial_time is not None or budget.trial_memory_mb is not None:
         executor.set_limits(budget.trial_time, budget.trial_memory_mb)
-
-
-def _seeded(plugins: Plugins, ref: ComponentRef, recipe: Recipe) -> dict[str, Any]:
-    """The component's params, plus the recipe's seed when it takes a ``seed`` and the recipe
-    does not set one: a run is then reproducible from its recipe's seed alone."""
-    # named only: a factory taking **kwargs may pass them on to something without a seed
-    if "seed" in plugins.get("surrogate", ref.name).parameters() and "seed" not in ref.params:
-        return {**ref.params, "seed": recipe.seed}
-    return dict(ref.params)
 
 
 def policy_strategy(recipe: Recipe, policy: Policy | None, plugins: Plugins) -> ComponentRef:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from automl_core.build_once import BuildOnce
 from automl_core.compose import Setup, prepare, record_setup
 from automl_core.contracts import Benchmark
 from automl_core.dataset import Dataset
@@ -83,9 +84,11 @@ def run(
     counts it in.
     """
     started = time.monotonic() if started is None else started
-    plugins = plugins or load_plugins()
+    # the run's registry: the components the check builds are the run's (BuildOnce)
+    plugins = BuildOnce.around(plugins or load_plugins())
     for warning in check_recipe(recipe, plugins):
         warnings.warn(warning, stacklevel=2)
+    plugins.checked()
     run_dir = Path(run_dir)
     created = not run_dir.exists()
     lock = RunFolderLock(run_dir).acquire()  # before the folder is looked at: one writer

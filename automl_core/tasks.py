@@ -43,7 +43,6 @@ from automl_core.finishing import (
     FINISH_OVERHEAD_S,
     FinalModelChooser,
     Finishing,
-    final_model_chooser,
     refit_estimate,
     save_final_model,
 )
@@ -266,7 +265,7 @@ class DataTask:
     def finish(self, summary: RunSummary, history: RunHistory, finishing: Finishing) -> None:
         """Choose the final model, refit it (within ``finishing.deadline``), score it on the
         test rows and save it."""
-        chooser = final_model_chooser(history, self.evaluator, finishing.recipe, finishing.plugins)
+        chooser = FinalModelChooser(history, self.evaluator, self.ensembler, self.ensembler_name)
         choice = chooser.choose(finishing.deadline)
         if not choice.members:
             return

@@ -178,13 +178,30 @@ def _check_search(recipe: Recipe, plugins: Plugins) -> list[str]:
         )
     if surrogate is None:
         return []
-    build(plugins, "search.surrogate", "surrogate", surrogate)
+    # with the seed the run gives it, so that the run uses this one (BuildOnce)
+    seed = seeded_params(plugins, surrogate, recipe).get("seed")
+    build(
+        plugins,
+        "search.surrogate",
+        "surrogate",
+        surrogate,
+        **({} if seed is None else {"seed": seed}),
+    )
     if use == "unused":
         return [
             f"search.surrogate: {surrogate.name!r} is ignored: {ref.name!r} does not use a "
             "surrogate"
         ]
     return []
+
+
+def seeded_params(plugins: Plugins, ref: ComponentRef, recipe: Recipe) -> dict[str, Any]:
+    """The component's params, plus the recipe's seed when it takes a ``seed`` and the recipe
+    does not set one: a run is then reproducible from its recipe's seed alone."""
+    # named only: a factory taking **kwargs may pass them on to something without a seed
+    if "seed" in plugins.get("surrogate", ref.name).parameters() and "seed" not in ref.params:
+        return {**ref.params, "seed": recipe.seed}
+    return dict(ref.params)
 
 
 def _check_space(recipe: Recipe, plugins: Plugins) -> None:

@@ -27,10 +27,11 @@ KERNEL = ("errors", "trial", "space", "contracts", "hookspecs", "plugins", "lazy
 
 
 def test_the_kernel_fits_its_budget_and_the_architecture_page_says_its_size():
-    """The kernel (what a plugin author reads) stays within 2,000 lines, docstrings included,
-    and docs/architecture.md states its current size (`wc -l`)."""
+    """The kernel (what a plugin author reads) stays within 2,500 lines, docstrings included
+    (issue 45's budget, which leaves room for what moves into it), and docs/architecture.md
+    states its current size (`wc -l`)."""
     lines = sum(
         len((ROOT / "automl_core" / f"{name}.py").read_text().splitlines()) for name in KERNEL
     )
-    assert lines <= 2000
+    assert lines <= 2500
     assert f"{lines:,} lines with `__init__.py`" in (ROOT / "docs" / "architecture.md").read_text()
