@@ -31,9 +31,11 @@ def cell_row(summary_path: Path, wall_time: float) -> dict[str, object] | None:
     if "finishing" not in timing:
         return None
     folder = summary_path.parent
+    cell_file = folder / "cell.json"
+    cell = json.loads(cell_file.read_text()) if cell_file.is_file() else {}
     return {
-        "variant": folder.parts[-3],
-        "task": folder.parts[-2],
+        "variant": cell.get("variant", folder.parts[-3]),
+        "task": cell.get("task", folder.parts[-2]),
         "finishing_s": float(timing["finishing"]),
         "past_wall_s": float(summary["elapsed"]) - wall_time,
         "members": len(summary.get("ensemble") or {}) or 1,
