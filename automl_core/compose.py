@@ -111,7 +111,7 @@ def prepare(
     clock.lap("the search strategy")
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     _apply_limits(executor, recipe)
-    threads = getattr(executor, "threads_per_trial", None)
+    threads = getattr(executor, "threads_per_trial", None)  # Executor.threads_per_trial
     task.use_threads(threads or 1)
     return Setup(recipe, task, strategy, strategy_ref, executor, warm_start, threads, clock.laps)
 

@@ -380,6 +380,10 @@ class Executor(abc.ABC):
     #: Whether :meth:`set_limits` is honoured (the run warns when a recipe sets limits that
     #: its executor cannot enforce).
     enforces_limits: bool = False
+    #: The threads each trial runs on, when the executor sets them (the ``processes`` and
+    #: ``dask`` executors' parameter); the pipelines are built for as many
+    #: (``BuildContext.threads``) and the refit runs on as many. None: not set (one).
+    threads_per_trial: int | None = None
 
     def set_limits(self, trial_time: float | None, trial_memory_mb: int | None) -> None:  # noqa: B027
         """The per-trial limits for the trials submitted from now on (the recipe's
