@@ -269,10 +269,13 @@ def load_plugins(
             origins[module_name] = _core_origin(module_name)
     if entry_points:
         _load_entry_points(manager, origins, broken)
+    in_process = []
     for index, plugin in enumerate(extra):
         name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}-{index}"
         manager.register(plugin, name=name)
         origins[name] = Origin(name, getattr(plugin, "distribution", "<in-process>"), "0")
+        in_process.append(name)
+    _refuse_unknown_hooks(manager, origins, broken, in_process)
     manager.check_pending()
     registry = Registry()
     _collect_registrations(manager, origins, registry, broken)
@@ -336,6 +339,45 @@ def api_mismatch(plugin: object, name: str, distribution: str) -> str | None:
         f"provides plugin API {PLUGIN_API}: install a release of it written for API "
         f"{PLUGIN_API}, or an automl-core that provides API {needs}"
     )
+
+
+def _refuse_unknown_hooks(
+    manager: pluggy.PluginManager,
+    origins: dict[str, Origin],
+    broken: list[BrokenPlugin],
+    in_process: Sequence[str],
+) -> None:
+    """A plugin implementing a hook nobody declares (a misspelt ``register_surrogate``) has
+    registered nothing it meant to. An installed one is listed as broken, with the hook it
+    probably meant, and the others load; an in-process one (``extra``) is an error at once.
+    Checked once every plugin is registered, since a plugin may declare hooks of its own
+    that another implements."""
+    declared = [name for name in dir(manager.hook) if _declared(manager, name)]
+    for name, plugin in list(manager.list_name_plugin()):
+        unknown = [
+            caller.name
+            for caller in manager.get_hookcallers(plugin) or []
+            if caller.spec is None
+            and any(i.plugin is plugin and not i.optionalhook for i in caller.get_hookimpls())
+        ]
+        if not unknown:
+            continue
+        hints = [difflib.get_close_matches(hook, declared, n=1) for hook in unknown]
+        meant = "; ".join(
+            f"{hook!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            for hook, hint in zip(unknown, hints, strict=True)
+        )
+        problem = f"plugin {name!r} implements hooks that no plugin declares: {meant}"
+        if name in in_process:
+            raise PluginError(problem)
+        manager.unregister(plugin)
+        origin = origins.pop(name, None)
+        broken.append(BrokenPlugin(name, origin.distribution if origin else "?", problem))
+
+
+def _declared(manager: pluggy.PluginManager, name: str) -> bool:
+    caller = getattr(manager.hook, name, None)
+    return getattr(caller, "spec", None) is not None
 
 
 def _describe(error: BaseException) -> str:

@@ -96,8 +96,43 @@ def test_misspelled_hook_fails_loudly():
         def register_surrogate(self, register):  # missing "s"
             pass
 
-    with pytest.raises(Exception, match="register_surrogate"):
+    with pytest.raises(
+        PluginError,
+        match=r"plugin 'misspelled' implements hooks that no plugin declares: "
+        r"'register_surrogate' \(did you mean 'register_surrogates'\?\)",
+    ):
         load_plugins(extra=[Misspelled()], entry_points=False)
+
+
+def test_an_installed_plugin_with_a_misspelled_hook_is_broken_and_the_others_load(
+    fake_entry_points, monkeypatch
+):
+    """One third-party plugin's typo must not stop every command: it is listed as broken,
+    with the hook it meant, and the other installed plugins load."""
+    typo = types.ModuleType("fake_typo_plugin")
+    exec(
+        "from automl_core import hookimpl\n"
+        "@hookimpl\n"
+        "def register_warmstarter(register):\n"
+        "    register('never', lambda: None)\n",
+        typo.__dict__,
+    )
+    monkeypatch.setitem(sys.modules, "fake_typo_plugin", typo)
+    points = [
+        FakeEntryPoint("good", "fake_good_plugin", "automl-fake-good"),
+        FakeEntryPoint("typo", "fake_typo_plugin", "automl-fake-typo"),
+    ]
+    monkeypatch.setattr(
+        "automl_core.plugins.metadata.entry_points",
+        lambda group: points if group == "automl_core" else [],
+    )
+    monkeypatch.delenv(LOAD_PLUGINS_ENV, raising=False)
+    plugins = load_plugins()
+    assert plugins.get("surrogate", "fake-rf").origin.distribution == "automl-fake-good"
+    (broken,) = plugins.broken
+    assert (broken.name, broken.distribution) == ("typo", "automl-fake-typo")
+    assert "'register_warmstarter' (did you mean 'register_warmstarters'?)" in broken.error
+    assert "typo" not in plugins.origins
 
 
 class FakeDistribution:
