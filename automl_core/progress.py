@@ -38,6 +38,7 @@ class ProgressDisplay:
     def on_run_start(self, run: Any) -> None:
         if self.log is not None:
             self.log.on_run_start(run)
+        self.done, self.best = resumed_from(run)
         if not self.enabled:
             return
         total = run.budget_trials
@@ -51,7 +52,10 @@ class ProgressDisplay:
             transient=False,
         )
         self.progress.start()
-        self.task_id = self.progress.add_task(run.dataset, total=total, best="-", left="")
+        best = f"{self.best:.4f}" if math.isfinite(self.best) else "-"
+        self.task_id = self.progress.add_task(
+            run.dataset, total=total, completed=self.done, best=best, left=""
+        )
         self.run = run
 
     @hookimpl
@@ -78,6 +82,13 @@ class ProgressDisplay:
             self.progress.stop()
 
 
+def resumed_from(run: Any) -> tuple[int, float]:
+    """(trials finished, best loss) before this session of the run: a resumed run's
+    (:class:`~automl_core.run_folder.RunInfo`), else none and infinity."""
+    best = getattr(run, "best_before", None)
+    return int(getattr(run, "trials_before", 0) or 0), math.inf if best is None else float(best)
+
+
 class TrialLog:
     """Plain lines for a log file: one when the run starts, then one per ``every`` trials
     and one at each new best (what a reader of the log looks for first), e.g.
@@ -97,6 +108,10 @@ class TrialLog:
         budgets.append(f"{run.budget_seconds:g}s" if run.budget_seconds else "")
         budget = ", ".join(b for b in budgets if b) or "no budget"
         self._write(f"run {run.run_dir}: {run.dataset} ({run.task}), metric {run.metric}, {budget}")
+        self.done, self.best = resumed_from(run)
+        if self.done:
+            best = f"{self.best:.4f}" if math.isfinite(self.best) else "-"
+            self._write(f"resumed after {self.done} finished trials, best {best}")
 
     def on_trial_end(self, run: Any, trial: Any, result: Any) -> None:
         self.done += 1

@@ -60,6 +60,10 @@ class RunInfo:
     started_at: float
     budget_trials: int | None
     budget_seconds: float | None
+    #: A resumed run's trials finished before this session, and the best loss among them
+    #: (None: none), so that a progress display goes on from them rather than from zero.
+    trials_before: int = 0
+    best_before: float | None = None
 
 
 @dataclass

@@ -144,6 +144,10 @@ def _run_locked(
     )
     with RunHistory(run_dir / HISTORY_FILE) as history:
         requeued = replay(setup, history) if resume else []
+        if resume:
+            info.trials_before = len(history.trials(finished_only=True))
+            best = history.best(1)
+            info.best_before = best[0].loss if best else None
         if not resume:
             record_setup(history, setup, plugins)
         lifecycle = Observers(plugins)

@@ -182,3 +182,34 @@ def test_a_result_s_info_is_stored_and_told_again_on_resume(tmp_path):
         db.execute("ALTER TABLE trials DROP COLUMN info")
     with RunHistory(path) as history:
         assert history.trials()[0].result().info == {}
+
+
+def test_a_resumed_runs_progress_goes_on_from_its_finished_trials_and_best(plugins, tmp_path):
+    """The log of a resumed run counts on from the trials finished before and shows their
+    best loss as the best so far, rather than starting from zero and forgetting it."""
+    import io
+
+    from automl_core import hookimpl
+    from automl_core.progress import TrialLog
+
+    run(parse_recipe(toy_recipe(budget={"trials": 4})), tmp_path / "run", plugins=plugins)
+    best_before = min(t.loss for t in trials_of(tmp_path / "run"))
+    stream = io.StringIO()
+    log = TrialLog(stream=stream)
+
+    class Observer:
+        @hookimpl
+        def on_run_start(self, run):
+            log.on_run_start(run)
+
+        @hookimpl
+        def on_trial_end(self, run, trial, result):
+            log.on_trial_end(run, trial, result)
+
+    resumed = parse_recipe(toy_recipe(budget={"trials": 7}))
+    run(resumed, tmp_path / "run", plugins=plugins, resume=True, observers=(Observer(),))
+    lines = stream.getvalue().splitlines()
+    assert lines[1] == f"resumed after 4 finished trials, best {best_before:.4f}"
+    shown = [float(line.rsplit("best ", 1)[1]) for line in lines[2:]]
+    assert len(shown) == 3 and all(best <= round(best_before, 4) for best in shown)
+    assert log.done == 7
