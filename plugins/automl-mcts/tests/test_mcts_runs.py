@@ -32,9 +32,10 @@ RECIPE = {
 
 
 @pytest.mark.parametrize("surrogate", ["rf", "gp"])
-def test_mcts_runs_with_either_surrogate(surrogate, tmp_path, capsys):
+def test_mcts_runs_with_either_surrogate(surrogate, tmp_path, capsys, monkeypatch):
     for plugin in ("automl_sklearn", "automl_surrogate_rf", "automl_surrogate_gp"):
         pytest.importorskip(plugin)  # other plugins of this repository
+    fitted = fits_per_surrogate(monkeypatch)
     recipe = {**RECIPE, "search": {**RECIPE["search"], "surrogate": surrogate}}
     path = tmp_path / "recipe.yaml"
     path.write_text(yaml.safe_dump(recipe))
@@ -48,4 +49,23 @@ def test_mcts_runs_with_either_surrogate(surrogate, tmp_path, capsys):
     # a quarter of 14 trials is the initial design (defaults first), then the tree
     assert origins[:3] == ["default"] * 3
     assert all(o.startswith("mcts-depth") for o in origins[3:])
+    other = {"rf": "gp", "gp": "rf"}[surrogate]
+    assert fitted[surrogate] and not fitted[other]  # the one named, and only it
     assert len({yaml.safe_dump(t.trial.config) for t in trials}) == 14
+
+
+def fits_per_surrogate(monkeypatch) -> dict[str, list[int]]:
+    """Record how many rows each surrogate class is fitted on, by recipe name: which
+    surrogate a run used shows in what was fitted, not in the recipe it was given."""
+    from automl_surrogate_gp.surrogate import GPSurrogate
+    from automl_surrogate_rf.forest import RandomForestSurrogate
+
+    fitted: dict[str, list[int]] = {"rf": [], "gp": []}
+    for name, cls in (("rf", RandomForestSurrogate), ("gp", GPSurrogate)):
+
+        def recording(self, X, y, _fit=cls.fit, _name=name):
+            fitted[_name].append(len(X))
+            return _fit(self, X, y)
+
+        monkeypatch.setattr(cls, "fit", recording)
+    return fitted
