@@ -94,11 +94,19 @@ def test_sigkill_mid_search_then_resume(tmp_path, capsys):
         process.wait(timeout=30)
     killed_at = _count(out)
     assert 5 <= killed_at < budget
+    before = {t.trial.id: t for t in trials_of(out) if t.finished}
     assert main(["resume", str(out), "--quiet"]) == 0
     assert f"trials: {budget}" in capsys.readouterr().out
     trials = trials_of(out)
     assert [t.trial.id for t in trials] == list(range(budget))
     assert all(t.finished for t in trials)
+    for trial_id, finished in before.items():  # what finished before the kill is kept as is
+        after = trials[trial_id]
+        assert (after.trial.config, after.loss, after.finished_at) == (
+            finished.trial.config,
+            finished.loss,
+            finished.finished_at,
+        )
     configs = [yaml.safe_dump(t.trial.config) for t in trials]
     assert len(set(configs)) == budget  # none repeated
 
