@@ -286,3 +286,24 @@ def test_every_plugin_of_this_repository_declares_the_plugin_api(monkeypatch):
     assert len(modules) >= 20
     undeclared = [n for n, m in modules.items() if getattr(m, API_DECLARATION, None) != PLUGIN_API]
     assert undeclared == []
+
+
+def test_the_developers_plugin_filter_does_not_reach_the_tests():
+    """A developer's ``AUTOML_LOAD_PLUGINS`` (trying one plugin alone) left set in the shell
+    must not change what the tests load: the repository's conftest unsets it. Here a test
+    that needs the installed plugins (validating the quickstart, which names automl-sklearn's
+    space) runs with the filter set to load none of them."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    needs_plugins = "tests/test_examples.py::test_an_example_recipe_validates[quickstart]"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", needs_plugins],
+        env={**os.environ, LOAD_PLUGINS_ENV: "no-such-plugin"},
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
