@@ -105,26 +105,13 @@ def test_misspelled_hook_fails_loudly():
 
 
 def test_an_installed_plugin_with_a_misspelled_hook_is_broken_and_the_others_load(
-    fake_entry_points, monkeypatch
+    monkeypatch,
 ):
     """One third-party plugin's typo must not stop every command: it is listed as broken,
     with the hook it meant, and the other installed plugins load."""
-    typo = types.ModuleType("fake_typo_plugin")
-    exec(
-        "from automl_core import hookimpl\n"
-        "@hookimpl\n"
-        "def register_warmstarter(register):\n"
-        "    register('never', lambda: None)\n",
-        typo.__dict__,
-    )
-    monkeypatch.setitem(sys.modules, "fake_typo_plugin", typo)
-    points = [
-        FakeEntryPoint("good", "fake_good_plugin", "automl-fake-good"),
-        FakeEntryPoint("typo", "fake_typo_plugin", "automl-fake-typo"),
-    ]
-    monkeypatch.setattr(
-        "automl_core.plugins.metadata.entry_points",
-        lambda group: points if group == "automl_core" else [],
+    typo = "@hookimpl\ndef register_warmstarter(register):\n    register('never', lambda: None)\n"
+    install_fake_plugins(
+        monkeypatch, ("good", "automl-fake-good", GOOD), ("typo", "automl-fake-typo", typo)
     )
     monkeypatch.delenv(LOAD_PLUGINS_ENV, raising=False)
     plugins = load_plugins()
@@ -153,25 +140,32 @@ class FakeEntryPoint:
         return importlib.import_module(self.value)
 
 
-@pytest.fixture
-def fake_entry_points(monkeypatch):
-    """Two installed plugins as entry points: one imports fine, one raises on import."""
-    good = types.ModuleType("fake_good_plugin")
-    exec(
-        "from automl_core import hookimpl\n"
-        "@hookimpl\n"
-        "def register_surrogates(register):\n"
-        "    register('fake-rf', lambda: None)\n",
-        good.__dict__,
-    )
-    monkeypatch.setitem(sys.modules, "fake_good_plugin", good)
-    points = [
-        FakeEntryPoint("good", "fake_good_plugin", "automl-fake-good"),
-        FakeEntryPoint("bad", "fake_missing_module_xyz", "automl-fake-bad"),
-    ]
+#: An installed plugin's module that registers a surrogate.
+GOOD = "@hookimpl\ndef register_surrogates(register):\n    register('fake-rf', lambda: None)\n"
+
+
+def install_fake_plugins(monkeypatch, *plugins: tuple[str, str, str | None]) -> None:
+    """Installed plugins as entry points: ``(name, distribution, module code)``, the code
+    after ``from automl_core import hookimpl``; None for a module that fails to import."""
+    points = []
+    for name, distribution, code in plugins:
+        module_name = f"fake_{name}_plugin" if code is not None else "fake_missing_module_xyz"
+        if code is not None:
+            module = types.ModuleType(module_name)
+            exec("from automl_core import hookimpl\n" + code, module.__dict__)
+            monkeypatch.setitem(sys.modules, module_name, module)
+        points.append(FakeEntryPoint(name, module_name, distribution))
     monkeypatch.setattr(
         "automl_core.plugins.metadata.entry_points",
         lambda group: points if group == "automl_core" else [],
+    )
+
+
+@pytest.fixture
+def fake_entry_points(monkeypatch):
+    """Two installed plugins as entry points: one imports fine, one raises on import."""
+    install_fake_plugins(
+        monkeypatch, ("good", "automl-fake-good", GOOD), ("bad", "automl-fake-bad", None)
     )
 
 
