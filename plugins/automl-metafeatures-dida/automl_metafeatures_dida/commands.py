@@ -114,7 +114,7 @@ def _report(info: dict[str, Any], task: str) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from automl_metafeatures_dida.train import list_checkpoints
+    from automl_metafeatures_dida.train import checkpoint_folder, list_checkpoints
 
     rows = [
         {
@@ -130,6 +130,11 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    if not rows:
+        print(
+            f"no trained Dida network in {checkpoint_folder()}: train one with `automl dida "
+            "train` (KEEL's 43 datasets, about 12 minutes on one core)"
+        )
     for row in rows:
         print(
             f"{row['file']}: {row['task']}, {row['datasets']} datasets, {row['steps']} steps, "

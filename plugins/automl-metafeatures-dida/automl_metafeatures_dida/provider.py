@@ -33,11 +33,15 @@ REGRESSION_BINS = 5
 
 class DidaMetaFeatures(MetaFeatureProvider):
     """``weights``: a trained network's ``.npz`` (None: the checkpoint ``automl dida train``
-    makes with its default settings, which must exist)."""
+    makes with its default settings). The file must exist when the provider is built, so that
+    ``automl validate`` and the start of a run say so, not the meta-features step of a run."""
 
     def __init__(self, weights: str | Path | None = None, samples: int = 10, seed: int = 0) -> None:
         if not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples: got {samples!r}, expected a positive integer")
+        self.path = Path(weights) if weights is not None else _default_checkpoint()
+        if not self.path.exists():
+            raise AutoMLError(f"dida: no weights at {self.path}")
         self.weights, self.samples, self.seed = weights, samples, seed
         self._network: Dida | None = None
         self._sizes = PatchSizes()
@@ -64,10 +68,7 @@ class DidaMetaFeatures(MetaFeatureProvider):
 
     def _loaded(self) -> Dida:
         if self._network is None:
-            path = Path(self.weights) if self.weights is not None else _default_checkpoint()
-            if not path.exists():
-                raise AutoMLError(f"dida: no weights at {path}")
-            self._network = DidaWeights.load(path).network()
+            self._network = DidaWeights.load(self.path).network()
         return self._network
 
 

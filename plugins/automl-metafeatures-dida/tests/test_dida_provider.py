@@ -67,11 +67,28 @@ def test_a_regression_target_is_read_as_quantile_classes():
 
 
 def test_without_trained_weights_the_error_says_how_to_train(tmp_path, monkeypatch):
+    """At build time, so that ``automl validate`` and a run's start say it (a run found
+    out at its meta-features step, after loading the data)."""
     monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
     with pytest.raises(AutoMLError, match="automl dida train"):
-        DidaMetaFeatures().compute(*iris(), "classification")
+        DidaMetaFeatures()
     with pytest.raises(AutoMLError, match="no weights at"):
-        DidaMetaFeatures(weights=tmp_path / "none.npz").compute(*iris(), "classification")
+        DidaMetaFeatures(weights=tmp_path / "none.npz")
+
+
+def test_validate_refuses_a_recipe_naming_dida_before_it_is_trained(tmp_path, monkeypatch, capsys):
+    from automl_core.cli import main
+
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        "name: dida\ntask: {dataset: 'sklearn:iris', metric: accuracy}\n"
+        "space: autosklearn-classification\nsearch: random\nmetafeatures: dida\n"
+        "budget: {trials: 2}\n"
+    )
+    assert main(["validate", str(recipe)]) == 2
+    error = capsys.readouterr().err
+    assert "metafeatures" in error and "automl dida train" in error
 
 
 @parametrize_with_checks(
@@ -79,3 +96,11 @@ def test_without_trained_weights_the_error_says_how_to_train(tmp_path, monkeypat
 )
 def test_conformance(component, check):
     check(component)
+
+
+def test_dida_list_on_an_empty_cache_says_how_to_train(tmp_path, monkeypatch, capsys):
+    from automl_core.cli import main
+
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
+    assert main(["dida", "list"]) == 0
+    assert "no trained Dida network in" in capsys.readouterr().out
