@@ -50,6 +50,7 @@ import torch
 from automl_core.acquisition import standardise
 from automl_core.component_rows import numeric_ranges
 from automl_core.contracts import MetaData, Surrogate, TaskDescription
+from automl_core.errors import AutoMLError
 from automl_core.metastore import (
     check_dataset_ids,
     check_metadata_reference,
@@ -213,6 +214,7 @@ class DeepPipeSurrogate(Surrogate):
             raise ValueError(f"{WHERE}: meta-training needs meta-data with a pool of pipelines")
         if self._layout is None:
             self._use_space(pool_space)
+        self._refuse_another_layout(pool_space, metadata)
         checkpoint = meta_train(
             metadata,
             pool_space,
@@ -423,6 +425,24 @@ class DeepPipeSurrogate(Surrogate):
             layer.bias.register_hook(lambda grad: grad * neurons)  # type: ignore[union-attr]
             parameters += [layer.values, layer.bias]  # type: ignore[list-item]
         return parameters
+
+    def _refuse_another_layout(self, pool_space: VectorSpace, metadata: MetaData) -> None:
+        """Before meta-training (minutes): weights trained on another space's pipelines
+        cannot score this space's, so meta-data over another space is refused at once."""
+        assert self._layout is not None
+        theirs = Layout.of(
+            list(pool_space.columns()), pool_space.blocks(), numeric_ranges(pool_space)
+        )
+        if theirs.signature() != self._layout.signature():
+            name = metadata.info.get("source") or metadata.space or "the meta-data"
+            raise AutoMLError(
+                f"{WHERE}: {name!r} is meta-data over another space (stages "
+                f"{list(theirs.stage_names)}, {theirs.width} inputs) than this run's "
+                f"({list(self._layout.stage_names)}, {self._layout.width} inputs): DeepPipe's "
+                "weights transfer only within one space. Meta-train on meta-data of this "
+                "space (`automl data build` from runs over it), or leave `metadata` out "
+                "(DeepPipe then learns from this run's trials alone)"
+            )
 
     def _checked(self, checkpoint: Checkpoint, what: str) -> Checkpoint:
         assert self._layout is not None

@@ -271,6 +271,19 @@ def test_a_checkpoint_of_another_space_is_refused_naming_both(family, tmp_path):
         prepared(DeepPipeSurrogate(checkpoint=tmp_path / "c.pt"), other)
 
 
+def test_meta_data_over_another_space_is_refused_before_any_meta_training(family, monkeypatch):
+    """A run's pipeline space and meta-data over another space's pipelines: refused at once,
+    naming both layouts (it used to meta-train for minutes, then fail on the layouts)."""
+    from automl_core.errors import AutoMLError
+    from automl_core.testing.spaces import pipeline_space
+    from automl_surrogate_deeppipe import surrogate as module
+
+    monkeypatch.setattr(module, "meta_train", lambda *a, **k: pytest.fail("meta-trained"))
+    space = pipeline_space()
+    with pytest.raises(AutoMLError, match=r"meta-data over another space .* than this run's"):
+        prepared(DeepPipeSurrogate(metadata=family), space)
+
+
 def test_a_file_that_is_no_checkpoint_is_refused_naming_it(family, tmp_path):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")
