@@ -177,3 +177,22 @@ def test_the_basic_provider_and_the_metadata_come_from_the_registry_that_built_m
     plugins = load_plugins(extra=[InProcess()])
     provider = plugins.create("metafeature_provider", "metabu", {"basic": "in-process-basic"})
     assert provider.registry is plugins and isinstance(provider._basic(), Basic)
+
+
+def test_the_fit_command_prints_what_metabu_learned(tmp_path, capsys):
+    """``automl metabu fit`` on a meta-data folder: the map's dimension and ranking quality,
+    and the meta-feature that decides the family's best configurations weighing most."""
+    import json
+
+    from automl_core.cli import main
+
+    save_metadata(family(), tmp_path / "meta")
+    command = ["metabu", "fit", str(tmp_path / "meta"), "--top", "4", "--dimension", "2"]
+    assert main([*command, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["dimension"] == 2 and printed["top"] == 4
+    assert printed["ndcg10_all"] > printed["ndcg10_basic"]
+    assert max(printed["importances"], key=printed["importances"].get) == "signal"
+    assert main(command) == 0  # the fitted map is cached: the text report at once
+    text = capsys.readouterr().out
+    assert "Metabu on toy: 24 datasets" in text and "signal:" in text
