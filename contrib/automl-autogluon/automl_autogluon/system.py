@@ -185,11 +185,17 @@ def find_python(explicit: str | os.PathLike[str] | None = None) -> Path:
 def shown_python(python: Path) -> str:
     """The interpreter as a record may name it: relative to the checkout when it is the
     checkout's own environment (a record committed from one machine names no other
-    machine's paths), else as given."""
+    machine's paths), also when that environment is reached through a link (a grid run from
+    a worktree, benchmarks/frozen_grid.sh, links the checkout's); else as given."""
+    python = Path(python)
     try:
-        return str(Path(python).relative_to(CHECKOUT))
+        return str(python.relative_to(CHECKOUT))
     except ValueError:
-        return str(python)
+        pass
+    environment = DEFAULT_PYTHON.parent.parent  # compared as folders: a venv's python
+    if python.parent.parent.resolve() == environment.resolve():  # links to its base one
+        return str((environment / "bin" / python.name).relative_to(CHECKOUT))
+    return str(python)
 
 
 def run_worker(python: Path, folder: Path, timeout: float, what: str) -> dict[str, Any]:

@@ -573,6 +573,20 @@ def test_a_record_names_the_checkouts_interpreter_relative_to_it(tmp_path):
     assert ag_system.shown_python(elsewhere) == str(elsewhere)
 
 
+def test_the_checkouts_environment_reached_through_a_link_is_named_relative(tmp_path, monkeypatch):
+    """A grid run from a worktree links the checkout's environment into it; the records
+    still name it relative to the checkout, not by the linked machine path."""
+    checkout, worktree = tmp_path / "checkout", tmp_path / "worktree"
+    (checkout / ".venv-autogluon" / "bin").mkdir(parents=True)
+    (checkout / ".venv-autogluon" / "bin" / "python").touch()
+    worktree.mkdir()
+    (worktree / ".venv-autogluon").symlink_to(checkout / ".venv-autogluon")
+    monkeypatch.setattr(ag_system, "CHECKOUT", worktree)
+    monkeypatch.setattr(ag_system, "DEFAULT_PYTHON", worktree / ".venv-autogluon/bin/python")
+    linked = checkout / ".venv-autogluon" / "bin" / "python"
+    assert ag_system.shown_python(linked) == ".venv-autogluon/bin/python"
+
+
 def test_the_hard_limit_leaves_autogluon_room_to_overrun():
     system = AutoGluonSystem.__new__(AutoGluonSystem)
     system.timeout_margin = None
