@@ -33,7 +33,7 @@ import numpy as np
 from joblib.numpy_pickle import NumpyPickler
 from sklearn.base import BaseEstimator
 
-from automl_core.cache import cache_dir
+from automl_core.cache import cache_dir, write_atomically
 
 FOLDER = "fold_models"
 KEY_FILE = "fold-models.key"
@@ -67,13 +67,6 @@ class _PartsCountingPickler(NumpyPickler):
         elif isinstance(obj, BaseEstimator):
             self.estimators += 1
         return super().save(obj)
-
-
-def _replace(path: Path, content: bytes) -> None:
-    """Write ``content`` to ``path`` whole: to a temporary file first, then renamed."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(content)
-    os.replace(temporary, path)
 
 
 def fold_key() -> bytes:
@@ -119,8 +112,10 @@ class FoldModels:
         signature = hmac.new(self.key, data, hashlib.sha256).digest()
         self.folder.mkdir(parents=True, exist_ok=True)
         parts = Parts(arrays=pickler.arrays, estimators=pickler.estimators)
-        _replace(self.parts_path(trial_id), json.dumps(asdict(parts)).encode())
-        _replace(self.path(trial_id), signature + data)  # a reader never sees half a file
+        text = json.dumps(asdict(parts))
+        write_atomically(self.parts_path(trial_id), lambda tmp: tmp.write_text(text))
+        # a reader never sees half a file
+        write_atomically(self.path(trial_id), lambda tmp: tmp.write_bytes(signature + data))
 
     def parts(self, trial_id: int) -> Parts:
         """How many numpy arrays and scikit-learn estimators the trial's fold models hold

@@ -85,8 +85,8 @@ class ProgressDisplay:
 def resumed_from(run: Any) -> tuple[int, float]:
     """(trials finished, best loss) before this session of the run: a resumed run's
     (:class:`~automl_core.run_folder.RunInfo`), else none and infinity."""
-    best = getattr(run, "best_before", None)
-    return int(getattr(run, "trials_before", 0) or 0), math.inf if best is None else float(best)
+    best = run.best_before
+    return int(run.trials_before), math.inf if best is None else float(best)
 
 
 class TrialLog:
