@@ -27,16 +27,15 @@ executor's ``threads_per_trial``, 1 unless a recipe gives more), as LightGBM's a
 ``n_jobs``. CatBoost's thread pool is its own, which neither the worker's OpenMP/BLAS limits
 nor threadpoolctl reach (its default is every core), so the count must be given.
 
-Categorical columns reach CatBoost as numbers, not as ``cat_features``. The assembler's
-column transformer encodes them (one-hot by default, or ordinal codes: the
-``categorical_encoding`` stage) into one NumPy array with the numerical columns, then the
-``feature_preprocessor`` stage may mix (PCA, polynomial...), select or replace the columns;
-the estimator gets that array, without column names, and its ``build`` sees only its own
-hyper-parameters (not which encoding and preprocessor were chosen). Which columns still
-hold category codes is not known where CatBoost is built or fitted, so passing
-``cat_features`` would need automl-sklearn to hand that on (e.g. through the context, or a
-typed frame out of the column transformer). CatBoost splits the codes or indicator columns
-as numbers, as LightGBM and XGBoost do in these spaces.
+Categorical columns reach CatBoost as categories (its ``cat_features``, split with ordered
+target statistics) when the pipeline keeps one code per categorical column: the
+``categorical_encoding`` stage chose ordinal codes (``encoding`` or ``no_encoding``) and the
+``feature_preprocessor`` stage ``no_preprocessing``. The estimator's scikit-learn tags say it
+takes categories; automl-sklearn's assembler then hands it a DataFrame whose code columns
+have the ``category`` dtype, which is how :mod:`automl_catboost.estimators` finds them (its
+``build`` never sees the data). With one-hot encoding, or after a preprocessor that mixes or
+selects columns (PCA, polynomial, selection...), it gets numbers, as LightGBM and XGBoost do
+in these spaces; the search chooses between the two as it chooses every stage.
 """
 
 from __future__ import annotations

@@ -12,6 +12,12 @@ space and fit a ``catboost`` model (kept in ``model_``) that is:
   own default for binary classification and regression; it would use a Bayesian bootstrap
   for more than two classes, whose parameter is not ``subsample``).
 
+Columns of the pandas ``category`` dtype in a DataFrame given to ``fit`` are CatBoost's
+``cat_features`` (split with its ordered target statistics; the values must be integers or
+strings): automl-sklearn's assembler marks the category codes so when the pipeline keeps
+them (``automl_sklearn.transformers.CategoriesAsFrame``); the scikit-learn tag
+``input_tags.categorical`` says this estimator takes them. Any other input is all numbers.
+
 The classifier fits on the class indices ``0..n_classes-1`` and answers with the labels it
 was given (``classes_`` sorted, as scikit-learn's; ``predict`` a 1-d array, where CatBoost's
 own returns a column for string labels), so any labels work. Both take dense or sparse
@@ -28,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -75,7 +82,8 @@ class _CatBoost(BaseEstimator):
         }
 
     def _fit(self, model: Any, X: Any, y: Any, sample_weight: Any) -> None:
-        model.fit(X, y, sample_weight=sample_weight)
+        self.cat_features_ = category_columns(X)
+        model.fit(X, y, sample_weight=sample_weight, cat_features=self.cat_features_ or None)
         self.model_ = model
         self.n_features_in_ = int(np.shape(X)[1])
 
@@ -83,7 +91,15 @@ class _CatBoost(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.input_tags.allow_nan = True
+        tags.input_tags.categorical = True
         return tags
+
+
+def category_columns(X: Any) -> list[int]:
+    """Positions of the pandas ``category`` columns of ``X`` (none unless a DataFrame)."""
+    if not isinstance(X, pd.DataFrame):
+        return []
+    return [i for i, dtype in enumerate(X.dtypes) if isinstance(dtype, pd.CategoricalDtype)]
 
 
 class CatBoostClassifier(ClassifierMixin, _CatBoost):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 from threadpoolctl import threadpool_limits
@@ -25,6 +26,7 @@ from automl_core.runner import run
 from automl_core.space import BuildContext
 
 sklearn_plugin = pytest.importorskip("automl_sklearn.plugin")  # the spaces: not a dependency
+CategoriesAsFrame = pytest.importorskip("automl_sklearn.transformers").CategoriesAsFrame
 
 SPACES = {"classification": "autosklearn-classification", "regression": "autosklearn-regression"}
 FINAL = {"classification": "classifier", "regression": "regressor"}
@@ -269,3 +271,83 @@ def test_the_estimators_alone(tmp_path, monkeypatch):
     regressor = CatBoostRegressor(iterations=16).fit(X, target)
     assert regressor.predict(X).shape == (120,) and regressor.score(X, target) > 0.5
     assert list(tmp_path.iterdir()) == []
+
+
+# --- categorical columns -------------------------------------------------------------------
+
+
+def cities(n_rows: int = 600, n_cities: int = 40):
+    """A categorical column whose categories, not their order, carry the label (each city
+    has its own rate of the positive class), and one numerical column of noise."""
+    rng = np.random.default_rng(0)
+    rate = rng.random(n_cities)
+    city = rng.integers(0, n_cities, n_rows)
+    X = pd.DataFrame(
+        {"city": pd.Categorical([f"c{i}" for i in city]), "noise": rng.normal(size=n_rows)}
+    )
+    return X, (rng.random(n_rows) < rate[city]).astype(int)
+
+
+def with_stages(space: PipelineSpace, encoding: str, preprocessor: str):
+    """The default pipeline of ``space`` with the categorical encoding and the feature
+    preprocessor replaced (at their own defaults), 30 CatBoost trees."""
+    replaced = {"categorical_encoding": encoding, "feature_preprocessor": preprocessor}
+    prefixes = {space.stage(stage).prefix: name for stage, name in replaced.items()}
+    config = {
+        key: value
+        for key, value in space.default().items()
+        if not key.startswith(tuple(f"{prefix}:" for prefix in prefixes))
+    }
+    for stage, name in replaced.items():
+        prefix = space.stage(stage).prefix
+        config[f"{prefix}:__choice__"] = name
+        defaults = space.stage(stage).component(name).hyperparameters()
+        for key, value in defaults.get_default_configuration().items():
+            config[f"{prefix}:{name}:{key}"] = value
+    config["classifier:catboost:iterations"] = 30
+    return space.build(space.validate(config), BuildContext(space.task, 0))
+
+
+@pytest.mark.parametrize("encoding", ["encoding", "no_encoding"])
+def test_category_codes_reach_catboost_as_its_categorical_features(
+    plugins, encoding, tmp_path, monkeypatch
+):
+    """With one code per categorical column and the columns kept, CatBoost splits the codes
+    as categories (its ``cat_features``), also on categories first seen at prediction
+    time, and the pipeline saves and loads back trusting what the plugins declare."""
+    monkeypatch.chdir(tmp_path)
+    X, y = cities()
+    pipeline = with_stages(catboost_only(plugins, "classification"), encoding, "no_preprocessing")
+    assert isinstance(pipeline.named_steps["data_preprocessor"], CategoriesAsFrame)
+    pipeline.fit(X, y)
+    assert catboost_of(pipeline).get_cat_feature_indices() == [0]
+    unseen = X.head(3).assign(city=pd.Categorical(["never", "seen", "c1"]))
+    assert pipeline.predict_proba(unseen).shape == (3, 2)
+    skops_io = import_skops()
+    data = skops_io.dumps(pipeline)
+    trusted = set(sklearn_plugin.trusted_model_types()) | set(catboost_plugin.trusted_model_types())
+    assert set(skops_io.get_untrusted_types(data=data)) <= trusted
+    loaded = skops_io.loads(data, trusted=skops_io.get_untrusted_types(data=data))
+    np.testing.assert_array_equal(loaded.predict_proba(X), pipeline.predict_proba(X))
+
+
+@pytest.mark.parametrize(
+    "encoding, preprocessor",
+    [("one_hot_encoding", "no_preprocessing"), ("encoding", "polynomial")],
+)
+def test_catboost_gets_numbers_when_the_pipeline_does_not_keep_one_code_per_column(
+    plugins, encoding, preprocessor
+):
+    X, y = cities()
+    pipeline = with_stages(catboost_only(plugins, "classification"), encoding, preprocessor)
+    assert not isinstance(pipeline.named_steps["data_preprocessor"], CategoriesAsFrame)
+    assert catboost_of(pipeline.fit(X, y)).get_cat_feature_indices() == []
+
+
+def test_without_categorical_columns_the_array_passes_as_it_is(plugins):
+    X, y = cancer(string_labels=False)
+    space = catboost_only(plugins, "classification")
+    pipeline = with_stages(space, "encoding", "no_preprocessing").fit(X, y)
+    columns = pipeline.named_steps["data_preprocessor"]
+    assert isinstance(columns.transform(X), np.ndarray)
+    assert catboost_of(pipeline).get_cat_feature_indices() == []

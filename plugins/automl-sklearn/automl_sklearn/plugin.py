@@ -55,6 +55,7 @@ TRUSTED_MODEL_TYPES: tuple[str, ...] = (
     "automl_sklearn.fit_time.positive_kernel_components",
     "automl_sklearn.fit_time.rbf_kernel",
     "automl_sklearn.fit_time.validation_size",
+    "automl_sklearn.transformers.CategoriesAsFrame",
     "automl_sklearn.transformers.MinorityCoalescer",
     "automl_sklearn.transformers.NonEmptyGenericUnivariateSelect",
     "automl_sklearn.transformers.NonEmptySelectPercentile",

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.feature_selection import GenericUnivariateSelect, SelectPercentile, chi2
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OrdinalEncoder
@@ -71,6 +71,46 @@ class MinorityCoalescer(TransformerMixin, BaseEstimator):
         for j, kept in enumerate(self.kept_):
             X[~np.isin(X[:, j], kept), j] = OTHER
         return X
+
+
+class CategoriesAsFrame(TransformerMixin, BaseEstimator):
+    """The data preprocessor's array, with its categorical columns marked as categories.
+
+    For an estimator that splits on categories itself (CatBoost's ordered target statistics)
+    rather than on one-hot indicators or on codes read as numbers. ``columns`` is the
+    assembler's column transformer, whose branch named ``categorical`` yields one integer
+    code per categorical column. This fits a clone of it and answers with a DataFrame whose
+    code columns have the pandas ``category`` dtype (integer categories) and whose other
+    columns are floats: the dtype is how the estimator learns which columns are categories,
+    since its ``build`` never sees the data. With no categorical column the array is returned
+    as it is.
+    """
+
+    def __init__(self, columns: Any) -> None:
+        self.columns = columns
+
+    def fit(self, X: Any, y: Any = None) -> CategoriesAsFrame:
+        self.fit_transform(X, y)
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        self.columns_ = clone(self.columns)
+        encoded = self.columns_.fit_transform(X, y)
+        codes = self.columns_.output_indices_.get("categorical", slice(0, 0))
+        self.categorical_ = np.arange(encoded.shape[1])[codes]
+        return self._frame(encoded)
+
+    def transform(self, X: Any) -> Any:
+        check_is_fitted(self, "columns_")
+        return self._frame(self.columns_.transform(X))
+
+    def _frame(self, encoded: np.ndarray) -> Any:
+        if not len(self.categorical_):
+            return encoded
+        frame = pd.DataFrame(encoded, columns=[str(i) for i in range(encoded.shape[1])])
+        for i in self.categorical_:
+            frame[str(i)] = frame[str(i)].astype(np.int64).astype("category")
+        return frame
 
 
 def chi2_nonnegative(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
