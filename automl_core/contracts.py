@@ -25,7 +25,7 @@ from automl_core.trial import Candidate, Config, Result, Trial
 if TYPE_CHECKING:  # annotations only: the kernel imports neither pandas nor the pool's module
     import pandas as pd
 
-    from automl_core.pool_space import PoolSpace
+    from automl_engine.pool_space import PoolSpace
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +276,7 @@ class Fidelity:
 
 
 #: How a data task's budget (a fraction of full fidelity) can be spent; see
-#: :mod:`automl_core.evaluator`.
+#: :mod:`automl_engine.evaluator`.
 DATA_FIDELITY_KINDS = ("iterations", "subsample")
 #: A data task's budget range when the recipe sets none: iterations where a pipeline has an
 #: iterative component (else a subsample), from a ninth of full fidelity (three rungs of
@@ -338,7 +338,7 @@ class SearchStrategy(abc.ABC):
     #: warns that a surrogate named for an ``"unused"`` one is ignored.
     surrogate_use: ClassVar[str] = "optional"
     #: The space kinds the strategy searches (``"pipeline"``, ``"pool"``): the conformance
-    #: kit (:mod:`automl_core.testing`) checks it on each.
+    #: kit (:mod:`automl_engine.testing`) checks it on each.
     space_kinds: ClassVar[frozenset[str]] = frozenset({"pipeline", "pool"})
 
     def setup(self, context: SearchContext) -> None:

@@ -1,15 +1,15 @@
 """Reading the YAML documents that recipes and suites are written in.
 
 A module of its own because both the plugin registry (a plugin may register a named recipe or
-suite as a file) and the recipe parser read them, and the parser builds on the registry.
+suite as a file) and the engine's recipe parser read them. In the kernel, which does not
+depend on PyYAML: ``yaml`` is imported when a document is read, and only plugins that need
+the engine (which installs PyYAML) register or read YAML.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from automl_core.errors import RecipeError
 
@@ -71,6 +71,12 @@ def read_yaml_text(text: str, where: str, what: str = "recipe") -> Any:
     :class:`RecipeError` naming ``where``, never YAML's own traceback."""
     if len(text) > MAX_BYTES:
         raise RecipeError(where, f"{len(text):,} characters", f"at most {MAX_BYTES:,}")
+    try:
+        import yaml
+    except ImportError:
+        raise RecipeError(
+            where, "a YAML document", "PyYAML installed (pip install automl-engine)"
+        ) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:

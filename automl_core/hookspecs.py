@@ -34,8 +34,8 @@ if TYPE_CHECKING:  # names for the annotations only: this module imports no othe
         Surrogate,
         WarmStarter,
     )
-    from automl_core.dataset import Dataset
     from automl_core.space import PipelineComponent, SearchSpace
+    from automl_engine.dataset import Dataset
 
 PROJECT = "automl_core"
 
@@ -188,7 +188,7 @@ def register_metadata(register: RegisterFactory[MetaDataLoader]) -> None:
 @registration("dataset_source")
 def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register dataset sources: ``register("keel", load)`` where ``load(reference, **options)``
-    returns a :class:`~automl_core.dataset.Dataset` for the recipe value ``keel:<reference>``."""
+    returns a :class:`~automl_engine.dataset.Dataset` for the recipe value ``keel:<reference>``."""
 
 
 @registration("space")
@@ -216,13 +216,13 @@ def register_recipes(register: RegisterDocument) -> None:
 
 
 # --- lifecycle hooks, for observers (loggers, progress displays, early stopping) -----------
-# Each observer is called on its own (automl_core.observers): one that raises is reported by
+# Each observer is called on its own (automl_engine.observers): one that raises is reported by
 # name in a warning and the run goes on, its history, summary and model saved as usual.
 
 
 @hookspec
 def on_run_start(run: Any) -> None:
-    """A run begins; ``run`` is the :class:`~automl_core.run_folder.RunInfo`."""
+    """A run begins; ``run`` is the :class:`~automl_engine.run_folder.RunInfo`."""
 
 
 @hookspec
@@ -234,4 +234,4 @@ def on_trial_end(run: Any, trial: Any, result: Any) -> bool | None:
 
 @hookspec
 def on_run_end(run: Any, summary: Any) -> None:
-    """A run ended; ``summary`` is the :class:`~automl_core.run_folder.RunSummary`."""
+    """A run ended; ``summary`` is the :class:`~automl_engine.run_folder.RunSummary`."""

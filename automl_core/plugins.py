@@ -39,14 +39,14 @@ API_DECLARATION = "AUTOML_PLUGIN_API"
 #: Comma-separated entry-point (or distribution) names to load; empty loads none. Unset: all.
 LOAD_PLUGINS_ENV = "AUTOML_LOAD_PLUGINS"
 
-#: The core's own plugins, registered like any other (the "dogfood" rule).
-DEFAULT_PLUGINS = (
-    "automl_core.builtins.random_search",
-    "automl_core.builtins.sequential",
-    "automl_core.builtins.processes",
-    "automl_core.builtins.sources",
-    "automl_core.builtins.recipes",
-)
+#: The kernel's own plugin, registered like any other (the "dogfood" rule).
+DEFAULT_PLUGINS = ("automl_core.random_search",)
+#: The entry-point group of the plugins an installed distribution makes part of the
+#: defaults: loaded whenever the defaults are (``load_plugins(defaults=True)``), whatever
+#: ``AUTOML_LOAD_PLUGINS`` says and even without the other entry points, as the kernel's own.
+#: automl-engine's executors, dataset sources and named recipes are: a run needs them as it
+#: needs random search, and a test that loads no installed plugin still runs recipes.
+DEFAULTS_ENTRY_POINT_GROUP = "automl_core.defaults"
 
 #: The keyword parameter through which a factory receives the registry that builds it: a
 #: component that builds others (a meta-feature provider wrapping another, a warm-starter
@@ -253,6 +253,26 @@ def _core_origin(plugin: str) -> Origin:
     return Origin(plugin, "automl-core", __version__)
 
 
+def _load_installed_defaults(manager: pluggy.PluginManager, origins: dict[str, Origin]) -> None:
+    """Register the plugins of :data:`DEFAULTS_ENTRY_POINT_GROUP`. One that fails to load is
+    an error, not a broken plugin: the defaults are part of the installation."""
+    for entry_point in metadata.entry_points(group=DEFAULTS_ENTRY_POINT_GROUP):
+        if manager.get_plugin(entry_point.name) is not None:
+            continue
+        dist = entry_point.dist
+        dist_name = dist.metadata["Name"] if dist is not None else "<unknown>"
+        version = dist.version if dist is not None else "0"
+        try:
+            plugin = entry_point.load()
+        except Exception as error:
+            raise PluginError(
+                f"default plugin {entry_point.name!r} of {dist_name} {version} cannot be "
+                f"imported ({_describe(error)}): reinstall {dist_name}"
+            ) from error
+        manager.register(plugin, name=entry_point.name)
+        origins[entry_point.name] = Origin(entry_point.name, dist_name, version)
+
+
 def load_plugins(
     extra: Sequence[object] = (),
     *,
@@ -267,6 +287,7 @@ def load_plugins(
         for module_name in DEFAULT_PLUGINS:
             manager.register(importlib.import_module(module_name), name=module_name)
             origins[module_name] = _core_origin(module_name)
+        _load_installed_defaults(manager, origins)
     if entry_points:
         _load_entry_points(manager, origins, broken)
     in_process = []

@@ -59,7 +59,7 @@ class Trial:
 class Result:
     """The outcome of evaluating one trial.
 
-    ``loss`` is normalised so that lower is better (see :mod:`automl_core.metrics`).
+    ``loss`` is normalised so that lower is better (see :mod:`automl_engine.metrics`).
     ``predictions`` are the out-of-sample predictions on the validation rows (class
     probabilities for classification), kept for ensembling; ``None`` when not available.
     """

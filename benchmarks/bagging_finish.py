@@ -37,7 +37,7 @@ def folder_megabytes(path: Path) -> float:
 def run_one(dataset: str, variant: str, wall_time: float, seed: int) -> dict[str, object]:
     folder = Path(tempfile.mkdtemp(prefix="bagging-finish-")) / "run"
     command = [
-        sys.executable, "-m", "automl_core.cli", "run", "default-classification",
+        sys.executable, "-m", "automl_engine.cli", "run", "default-classification",
         "--set", f"task.dataset={dataset}", "--set", f"budget.wall_time={wall_time}",
         "--set", f"seed={seed}", "--set", "task.test_size=0.25",
         "--set", "executor={name: processes, params: {workers: 1}}",

@@ -47,8 +47,8 @@ from pathlib import Path
 
 import yaml
 
-from automl_core.builtins.sources import keel_names
-from automl_core.metastore import save_metadata
+from automl_engine.builtins.sources import keel_names
+from automl_engine.metastore import save_metadata
 from automl_metadata.commands import describe_metadata
 from automl_metadata.histories import metadata_from_runs
 

@@ -6,7 +6,7 @@ classifier at its default hyper-parameters, as the first designs of MCTS, SMBO a
 search evaluate it) is fitted twice on the same rows, with ``balancing:strategy`` ``none`` and
 ``weighting``, and scored on a stratified holdout (the core's ``make_splits``: a third of the
 rows held out, three split seeds; the split seed also seeds the pipeline). Scores are the
-core's (:func:`automl_core.evaluator.predict_scores`, so ``balanced_accuracy`` is that of the
+core's (:func:`automl_engine.evaluator.predict_scores`, so ``balanced_accuracy`` is that of the
 arg-max of the predicted probabilities, as the search sees it).
 
 Datasets: 14 binary datasets of KEEL's imbalanced collection (majority / minority 2.8 to
@@ -42,10 +42,10 @@ import numpy as np
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
-from automl_core.builtins.sources import load_keel
-from automl_core.evaluator import Resampling, make_splits, predict_scores, score_all
-from automl_core.pipeline_space import PipelineSpace
 from automl_core.space import BuildContext
+from automl_engine.builtins.sources import load_keel
+from automl_engine.evaluator import Resampling, make_splits, predict_scores, score_all
+from automl_engine.pipeline_space import PipelineSpace
 from automl_sklearn.plugin import COMPONENTS
 from automl_sklearn.spaces import classification_space
 from automl_sklearn.wrappers import BalancedSampleWeights

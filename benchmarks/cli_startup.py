@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "gpytorch", "smac", "distributed", "optuna", "flaml", "scipy.stats")
 PROBE = """
 import contextlib, io, sys
-from automl_core.cli import main
+from automl_engine.cli import main
 sys.argv = ["automl", *{argv!r}]
 with contextlib.redirect_stdout(io.StringIO()):
     main()

@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from automl_core.acquisition import standardise
-from automl_core.component_rows import numeric_ranges
-from automl_core.metastore import resolve_metadata
 from automl_core.plugins import load_plugins
+from automl_engine.acquisition import standardise
+from automl_engine.component_rows import numeric_ranges
+from automl_engine.metastore import resolve_metadata
 from automl_surrogate_deeppipe.authors import (
     ACCURACY_TARGETS,
     authors_checkpoint,

@@ -11,7 +11,7 @@ checkpoint trained as long as the budget allows.
    ``--batch`` at ``--lr`` as the probe says fit (the paper's 10,000 do not fit a short lease).
 
 ``--metadata`` is a source name or a meta-data folder, as any component names meta-data
-(``automl_core.metastore.resolve_metadata``). The checkpoint is written to ``--out``
+(``automl_engine.metastore.resolve_metadata``). The checkpoint is written to ``--out``
 (``checkpoint: PATH`` in a recipe loads it) with a JSON summary beside it.
 """
 
@@ -27,8 +27,8 @@ import numpy as np
 import torch
 
 from automl_core.contracts import MetaData
-from automl_core.metastore import resolve_metadata
 from automl_core.plugins import load_plugins
+from automl_engine.metastore import resolve_metadata
 from automl_surrogate_deeppipe.metatrain import (
     PRESETS,
     Architecture,

@@ -37,8 +37,8 @@ from automl_bench.compare import critical_difference, friedman
 from table_lookup import print_tables, regret_curve
 
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.runner import run
+from automl_engine.recipe import parse_recipe
+from automl_engine.runner import run
 
 POINTS = (10, 25, 50, 100)
 INITIAL = 5

@@ -38,8 +38,8 @@ from scipy.stats import rankdata
 from table_lookup import regret_curve
 
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.runner import run
+from automl_engine.recipe import parse_recipe
+from automl_engine.runner import run
 from automl_metadata.lookup import TableBenchmark
 
 STAGE = "estimator"

@@ -35,10 +35,10 @@ import numpy as np
 import torch
 
 from automl_core.contracts import MetaData
-from automl_core.metastore import load_metadata
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.sources import load_dataset
 from automl_core.space import pipeline_space
+from automl_engine.metastore import load_metadata
+from automl_engine.sources import load_dataset
 from automl_metafeatures_dida.network import Architecture, Dida, DidaWeights
 from automl_metafeatures_dida.patches import Table
 from automl_metafeatures_dida.provider import DidaMetaFeatures

@@ -28,10 +28,10 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 
-from automl_core.builtins.processes import ProcessExecutor
-from automl_core.builtins.sequential import SequentialExecutor
 from automl_core.contracts import Evaluator, Executor
 from automl_core.trial import Result, Status, Trial
+from automl_engine.builtins.processes import ProcessExecutor
+from automl_engine.builtins.sequential import SequentialExecutor
 
 
 class SleepingTrial(Evaluator):

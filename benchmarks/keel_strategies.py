@@ -35,8 +35,8 @@ from scipy.stats import mannwhitneyu
 from table_lookup import search_section
 
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.runner import run
+from automl_engine.recipe import parse_recipe
+from automl_engine.runner import run
 
 DATASETS = ("australian", "german", "pima", "vehicle", "contraceptive", "segment", "splice",
             "phoneme", "wdbc", "tic-tac-toe")  # fmt: skip

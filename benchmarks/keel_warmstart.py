@@ -34,11 +34,11 @@ import numpy as np
 from automl_bench.compare import mean_ranks, pairwise
 from keel_strategies import DATASETS, METRIC, _read, keel_task, p_text, tied_losses
 
-from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 
 WARM_STARTS = {
     "smbo": {},
@@ -55,8 +55,8 @@ KNOWN_IDS = {"diabetes": ("37",), "wdbc": ("1510",), "tic-tac-toe": ("50",)}
 def openml_ids(dataset: str) -> list[str]:
     """The OpenML ids of a KEEL dataset's twin, by name through LCDB's id-name table (Oboe's
     meta-data knows its datasets by id only): left out of the portfolio's meta-data."""
-    from automl_core.builtins.sources import KEEL_OPENML_NAMES
-    from automl_core.metastore import resolve_metadata
+    from automl_engine.builtins.sources import KEEL_OPENML_NAMES
+    from automl_engine.metastore import resolve_metadata
 
     name = KEEL_OPENML_NAMES.get(dataset, dataset)
     names = resolve_metadata("lcdb", None, load_plugins()).info["names"]

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from automl_core.metastore import metadata_fingerprint
 from automl_core.plugins import load_plugins
+from automl_engine.metastore import metadata_fingerprint
 from automl_warmstart_ptem.labels import LabelRuns, LabelStore
 
 BENCHMARK = "tensor-oboe"

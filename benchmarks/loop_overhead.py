@@ -3,7 +3,7 @@
 The objective is trivial (a look-up of a hash of the configuration), so what is measured is the
 framework itself: random search's ``ask`` on a real pipeline space, the sequential executor, the
 SQLite writes (trial start and finish), and ``tell``, each timed apart; then the run loop
-itself (``automl_core.loop.search``: the same steps plus the budget's bookkeeping, the best
+itself (``automl_engine.loop.search``: the same steps plus the budget's bookkeeping, the best
 trial's tracking and the observers), end to end.
 
     python benchmarks/loop_overhead.py [--trials 1000] [--repeats 3]
@@ -21,15 +21,15 @@ import zlib
 from pathlib import Path
 from types import SimpleNamespace
 
-from automl_core.builtins.random_search import RandomSearch
-from automl_core.builtins.sequential import SequentialExecutor
 from automl_core.contracts import Evaluator, SearchContext
-from automl_core.history import RunHistory
-from automl_core.loop import search
-from automl_core.observers import Observers
 from automl_core.plugins import load_plugins
+from automl_core.random_search import RandomSearch
 from automl_core.space import config_key
 from automl_core.trial import Result, Status, Trial
+from automl_engine.builtins.sequential import SequentialExecutor
+from automl_engine.history import RunHistory
+from automl_engine.loop import search
+from automl_engine.observers import Observers
 
 
 class TrivialObjective(Evaluator):
@@ -56,7 +56,7 @@ class Timed:
 
 
 def one_run(space, trials: int, seed: int) -> dict[str, float]:
-    """The same steps as automl_core.loop.search, timed part by part."""
+    """The same steps as automl_engine.loop.search, timed part by part."""
     strategy = RandomSearch()
     strategy.setup(SearchContext(space=space, seed=seed))
     executor, evaluator = SequentialExecutor(), TrivialObjective()
@@ -96,7 +96,7 @@ class NoFinishing:
 
 
 def one_loop(space, trials: int, seed: int, plugins) -> float:
-    """Milliseconds per trial of ``automl_core.loop.search`` with random search."""
+    """Milliseconds per trial of ``automl_engine.loop.search`` with random search."""
     strategy = RandomSearch()
     strategy.setup(SearchContext(space=space, seed=seed))
     setup = SimpleNamespace(

@@ -29,11 +29,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from automl_core.history import RunHistory
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 
 RECIPE = "default-classification"
 DESIGN_ORIGINS = ("default", "initial")

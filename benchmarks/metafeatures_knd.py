@@ -58,9 +58,9 @@ from warmstart_regret import (
 )
 
 from automl_core.contracts import MetaData
-from automl_core.metastore import resolve_metadata
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.sources import load_dataset
+from automl_engine.metastore import resolve_metadata
+from automl_engine.sources import load_dataset
 from automl_metafeatures_metabu.encoding import configuration_matrix
 from automl_metafeatures_metabu.fitting import (
     FittedMetabu,

@@ -27,11 +27,11 @@ from scipy.stats import rankdata
 from table_lookup import add_grid_arguments, run_grid
 
 from automl_core.contracts import Benchmark
-from automl_core.history import RunHistory
-from automl_core.metrics import normalised_regret
-from automl_core.run_folder import HISTORY_FILE, RunSummary
 from automl_core.space import config_key
 from automl_core.trial import Trial
+from automl_engine.history import RunHistory
+from automl_engine.metrics import normalised_regret
+from automl_engine.run_folder import HISTORY_FILE, RunSummary
 
 #: Budget spent, in full evaluations, at which the regret is reported.
 SPENT = (1, 2, 3, 5, 10, 20)

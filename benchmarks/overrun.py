@@ -31,7 +31,7 @@ FIT = """
 import json, sys, time, warnings
 started = time.monotonic()
 import pandas as pd
-from automl_core.estimator import AutoMLClassifier
+from automl_engine.estimator import AutoMLClassifier
 from automl_core.plugins import load_plugins
 data = pd.read_csv(sys.argv[1])
 recipe = dict(load_plugins(entry_points=False).get("recipe", "default-classification").obj)

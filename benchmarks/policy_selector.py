@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from automl_core.metrics import normalised_regret
+from automl_engine.metrics import normalised_regret
 from automl_policy.auto_sklearn_2 import simulated_losses
 from automl_policy.lcdb_runs import load_runs
 from automl_policy.selector import PairwiseSelector

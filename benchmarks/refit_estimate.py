@@ -1,7 +1,7 @@
 """How long refitting a trial's pipeline on all training rows takes, against its estimate.
 
 A run on data stops its search early enough to refit the best trial on all the training rows
-before the wall time ends (:func:`automl_core.finishing.refit_estimate`). This measures the
+before the wall time ends (:func:`automl_engine.finishing.refit_estimate`). This measures the
 ratio ``refit seconds / linear estimate`` for random pipelines of the default classification
 space, where the linear estimate is the fit's time on the holdout's training rows (two
 thirds), scaled by the rows (x1.5). The fit is timed both on the wall clock and in CPU

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
-from automl_core.run_folder import HISTORY_FILE
 from automl_core.space import config_key
 from automl_core.trial import Result, Status, Trial
+from automl_engine.history import RunHistory
+from automl_engine.run_folder import HISTORY_FILE
 
 RECIPE = {
     "name": "render-benchmark",

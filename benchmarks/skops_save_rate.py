@@ -1,8 +1,8 @@
 """Seconds to save a bagged member with skops, against the size of its fold-model file.
 
 A bagged search stops early enough to save its ensemble's members (their k fold models each)
-within the wall time; ``automl_core.finishing.bagged_member_estimate`` predicts that time from
-the member's fold-model file (joblib, as ``automl_core.fold_models`` writes it): its size, and
+within the wall time; ``automl_engine.finishing.bagged_member_estimate`` predicts that time from
+the member's fold-model file (joblib, as ``automl_engine.fold_models`` writes it): its size, and
 the numpy arrays and scikit-learn estimators it holds (``fold_models.Parts``). This script
 fits the k fold models of the default pipeline of every classifier of the default space
 (``autosklearn-classification``, as the search builds them) on a few datasets, writes them as
@@ -26,10 +26,10 @@ from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, load_digits, make_classification
 from sklearn.model_selection import StratifiedKFold
 
-from automl_core.fold_models import FoldModels, Parts
 from automl_core.plugins import load_plugins
-from automl_core.run_folder import import_skops, save_model
 from automl_core.space import BuildContext
+from automl_engine.fold_models import FoldModels, Parts
+from automl_engine.run_folder import import_skops, save_model
 
 
 def default_pipelines() -> dict[str, object]:

@@ -30,12 +30,12 @@ import yaml
 from scipy.stats import rankdata
 
 from automl_core.contracts import Benchmark
-from automl_core.history import RunHistory
-from automl_core.metrics import normalised_regret
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE, RunSummary
-from automl_core.runner import run
+from automl_engine.history import RunHistory
+from automl_engine.metrics import normalised_regret
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE, RunSummary
+from automl_engine.runner import run
 
 CHECKPOINTS = (1, 5, 10, 25, 50, 100, 200, 500)
 

@@ -22,7 +22,7 @@ import sys
 ONE_FIT = """
 import json, time, warnings
 from sklearn.datasets import make_classification
-from automl_core.estimator import AutoMLClassifier
+from automl_engine.estimator import AutoMLClassifier
 from automl_core.plugins import load_plugins
 
 rows, budget, ensemble = {rows}, {budget}, {ensemble}

@@ -60,9 +60,9 @@ import numpy as np
 import pandas as pd
 
 from automl_core.contracts import MetaData
-from automl_core.metastore import resolve_metadata
-from automl_core.metrics import normalised_regret
 from automl_core.plugins import load_plugins
+from automl_engine.metastore import resolve_metadata
+from automl_engine.metrics import normalised_regret
 from automl_warmstart_knd import knd_order, nearest_datasets
 from automl_warmstart_portfolio import greedy_portfolio, normalise_per_dataset
 

@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.history import RunHistory, StoredTrial
-from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins
-from automl_core.pool_space import PoolSpace
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
 from automl_core.trial import Result, Status
+from automl_engine.history import RunHistory, StoredTrial
+from automl_engine.pipeline_space import PipelineSpace
+from automl_engine.pool_space import PoolSpace
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 
 
 def stored_trials(run_dir: Path) -> list[StoredTrial]:

@@ -20,9 +20,9 @@ from automl_bench.checks import check_classes, check_curve
 from automl_bench.contracts import System, SystemResult
 from sklearn.metrics import balanced_accuracy_score, r2_score, roc_auc_score
 
-from automl_core.evaluator import predict_scores
-from automl_core.metrics import Metric, get_metric
 from automl_core.plugins import Plugins
+from automl_engine.evaluator import predict_scores
+from automl_engine.metrics import Metric, get_metric
 
 #: Wall-clock allowance on top of the budget on a loaded 2-core CI machine: the 5 s the
 #: estimators promise (docs/estimator.md).

@@ -26,10 +26,10 @@ from pathlib import Path
 import yaml
 from PIL import Image
 
-from automl_core.history import HistoryError, RunHistory
-from automl_core.run_folder import HISTORY_FILE
+from automl_engine.history import HistoryError, RunHistory
+from automl_engine.run_folder import HISTORY_FILE
 
-AUTOML = [sys.executable, "-m", "automl_core.cli"]
+AUTOML = [sys.executable, "-m", "automl_engine.cli"]
 
 
 def recipe(seconds: int) -> dict:

@@ -17,17 +17,17 @@ import pytest
 import yaml
 from toy_plugin import DoublesPlugin, HangingPlugin, ToyPlugin, toy_recipe
 
-from automl_core.cli import exit_status, main
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
-from automl_core.history import HistoryError, RunHistory
 from automl_core.hookspecs import hookimpl
-from automl_core.model_trust import declared_model_types
 from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
-from automl_core.recipe import apply_overrides, load_recipe, parse_recipe
-from automl_core.run_folder import HISTORY_FILE, MODEL_FILE, load_saved_model
-from automl_core.runner import run
 from automl_core.trial import Status
-from automl_core.validation import check_recipe
+from automl_engine.cli import exit_status, main
+from automl_engine.history import HistoryError, RunHistory
+from automl_engine.model_trust import declared_model_types
+from automl_engine.recipe import apply_overrides, load_recipe, parse_recipe
+from automl_engine.run_folder import HISTORY_FILE, MODEL_FILE, load_saved_model
+from automl_engine.runner import run
+from automl_engine.validation import check_recipe
 
 #: A recipe over the installed plugins' space, for the command-line cases.
 RECIPE = {
@@ -113,8 +113,8 @@ def test_a_surrogate_a_strategy_ignores_is_a_warning(tmp_path, capsys):
 
 def test_a_halving_strategy_on_a_benchmark_without_budgets_is_refused(tmp_path, capsys):
     pytest.importorskip("automl_metadata")
-    from automl_core.metastore import save_metadata
-    from automl_core.testing.data_checks import kit_metadata
+    from automl_engine.metastore import save_metadata
+    from automl_engine.testing.data_checks import kit_metadata
 
     save_metadata(kit_metadata(), tmp_path / "table")
     recipe = {
@@ -131,8 +131,8 @@ def test_a_halving_strategy_on_a_benchmark_without_budgets_is_refused(tmp_path, 
 
 def test_a_suite_naming_a_split_the_benchmark_lacks_is_refused(tmp_path, capsys):
     pytest.importorskip("automl_metadata")
-    from automl_core.metastore import save_metadata
-    from automl_core.testing.data_checks import kit_metadata
+    from automl_engine.metastore import save_metadata
+    from automl_engine.testing.data_checks import kit_metadata
 
     save_metadata(kit_metadata(), tmp_path / "table")
     recipe = {
@@ -279,7 +279,7 @@ def test_a_read_only_run_folder_is_a_clear_error(tmp_path):
     folder.mkdir()
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text(yaml.safe_dump(RECIPE))
-    automl = [sys.executable, "-m", "automl_core.cli", "run", str(recipe), "--out", str(folder)]
+    automl = [sys.executable, "-m", "automl_engine.cli", "run", str(recipe), "--out", str(folder)]
     command = read_only_mount_command(folder, automl)
     if command is None:
         pytest.skip("this system allows no read-only bind mount (unshare -m)")
@@ -397,10 +397,10 @@ def test_the_search_leaves_time_for_the_best_trial_s_refit(plugins, tmp_path):
     """The time a data task needs after its search: the best trial's refit estimate (its
     fit time per row seen, times all rows, times the safety margin) plus the overhead, and
     with an ensemble a tenth of the wall time."""
-    from automl_core.compose import prepare
-    from automl_core.finishing import ENSEMBLE_SHARE, FINISH_OVERHEAD_S, refit_estimate
-    from automl_core.history import StoredTrial
     from automl_core.trial import Result, Trial
+    from automl_engine.compose import prepare
+    from automl_engine.finishing import ENSEMBLE_SHARE, FINISH_OVERHEAD_S, refit_estimate
+    from automl_engine.history import StoredTrial
 
     recipe = parse_recipe(toy_recipe(budget={"wall_time": 60}, executor="sequential"))
     with warnings.catch_warnings():
@@ -484,7 +484,7 @@ def test_a_time_the_clock_cannot_represent_is_refused(tmp_path, capsys, key):
 def test_the_longest_time_a_budget_may_give_fits_every_clock():
     import threading
 
-    from automl_core.recipe import MAX_SECONDS
+    from automl_engine.recipe import MAX_SECONDS
 
     assert MAX_SECONDS <= threading.TIMEOUT_MAX
     threading.Event().wait(0)  # the wait a run does, with its deadline this far out:
@@ -594,9 +594,9 @@ def test_a_fit_whose_time_budget_is_too_short_says_so_in_its_own_terms():
 
 
 def test_trials_killed_by_the_memory_limit_say_to_raise_it(plugins, tmp_path, capsys):
-    from automl_core.history import StoredTrial
-    from automl_core.run_folder import memory_limit_note
     from automl_core.trial import Result, Trial
+    from automl_engine.history import StoredTrial
+    from automl_engine.run_folder import memory_limit_note
 
     def failed(i, status, error):
         return StoredTrial.of(Trial(i, {}), Result(Status(status), math.inf, error=error))
@@ -610,7 +610,7 @@ def test_trials_killed_by_the_memory_limit_say_to_raise_it(plugins, tmp_path, ca
 
 
 def test_the_best_loss_is_said_in_the_metric_s_own_terms():
-    from automl_core.cli import describe_loss
+    from automl_engine.cli import describe_loss
 
     assert describe_loss(0.6417, "r2") == "r2: 0.3583 (loss 0.6417, lower is better)"
     assert describe_loss(0.25, "rmse").startswith("rmse: 0.2500")
@@ -623,7 +623,7 @@ def test_show_into_a_closed_pipe_ends_quietly(plugins, tmp_path):
 
     _, folder = finished_run(plugins, tmp_path, trials=40)
     shown = subprocess.Popen(
-        [sys.executable, "-m", "automl_core.cli", "show", str(folder), "--top", "40"],
+        [sys.executable, "-m", "automl_engine.cli", "show", str(folder), "--top", "40"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -634,6 +634,6 @@ def test_show_into_a_closed_pipe_ends_quietly(plugins, tmp_path):
 
 
 def test_the_wall_time_counts_the_command_s_imports():
-    from automl_core.cli import process_age
+    from automl_engine.cli import process_age
 
     assert process_age() > 0.0  # this process has run for a while: the imports count

@@ -11,19 +11,19 @@ import numpy as np
 import pytest
 from toy_plugin import BestTwoEnsembler, DoublesPlugin, ToyPlugin, toy_recipe
 
-from automl_core import finishing
 from automl_core.errors import RecipeError
-from automl_core.evaluator import Resampling, usable_splits
-from automl_core.fold_models import FOLDER, FoldModels, Parts, fold_key
-from automl_core.history import RunHistory
 from automl_core.hookspecs import hookimpl
-from automl_core.model import BaggedPipeline
-from automl_core.model_trust import declared_model_types
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe, parse_resampling
-from automl_core.run_folder import HISTORY_FILE, load_saved_model
-from automl_core.runner import run
-from automl_core.tasks import load_task_data
+from automl_engine import finishing
+from automl_engine.evaluator import Resampling, usable_splits
+from automl_engine.fold_models import FOLDER, FoldModels, Parts, fold_key
+from automl_engine.history import RunHistory
+from automl_engine.model import BaggedPipeline
+from automl_engine.model_trust import declared_model_types
+from automl_engine.recipe import parse_recipe, parse_resampling
+from automl_engine.run_folder import HISTORY_FILE, load_saved_model
+from automl_engine.runner import run
+from automl_engine.tasks import load_task_data
 
 BAGGED = {
     "dataset": "sklearn:breast_cancer",
@@ -107,7 +107,7 @@ def test_a_bagged_regression_model_averages_its_folds(plugins, tmp_path):
 
 
 def test_only_the_best_trials_keep_their_fold_models(plugins, tmp_path, monkeypatch):
-    from automl_core import tasks
+    from automl_engine import tasks
 
     monkeypatch.setattr(tasks, "ENSEMBLE_POOL", 3)
     kept_while_searching = []
@@ -182,8 +182,8 @@ def test_a_members_saving_estimate_grows_with_its_arrays_and_estimators(tmp_path
 
     from sklearn.tree import DecisionTreeClassifier
 
-    from automl_core.history import StoredTrial
     from automl_core.trial import Trial
+    from automl_engine.history import StoredTrial
 
     store = FoldModels(tmp_path, fold_key())
     store.write(1, [np.zeros(200_000)])

@@ -1,5 +1,5 @@
 """A run builds each component of its recipe once: what checking the recipe built, the run
-uses (``automl_core.build_once``). Before, every factory was called twice at set-up (the
+uses (``automl_engine.build_once``). Before, every factory was called twice at set-up (the
 check, then the composition) and the ensembler three times."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import collections
 import numpy as np
 from toy_plugin import toy_recipe
 
-from automl_core.build_once import BuildOnce, Kept
 from automl_core.plugins import Plugins
-from automl_core.recipe import parse_recipe
-from automl_core.runner import run
+from automl_engine.build_once import BuildOnce, Kept
+from automl_engine.recipe import parse_recipe
+from automl_engine.runner import run
 
 
 def counted_factory_calls(monkeypatch) -> collections.Counter:
@@ -30,7 +30,7 @@ def counted_factory_calls(monkeypatch) -> collections.Counter:
 def test_a_run_calls_each_factory_of_its_recipe_once(plugins, tmp_path, monkeypatch):
     """Every component once; the surrogate once per request of the strategy (this one asks
     for a fresh one per fit), the first of them the one the check built."""
-    from automl_core import compose
+    from automl_engine import compose
 
     calls = counted_factory_calls(monkeypatch)
     requests = []

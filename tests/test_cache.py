@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from automl_core.cache import load_arrays, save_arrays, write_atomically
+from automl_engine.cache import load_arrays, save_arrays, write_atomically
 
 
 def test_a_cache_file_is_replaced_whole_and_a_failed_write_leaves_nothing(tmp_path):

@@ -13,8 +13,8 @@ from sklearn.datasets import load_diabetes, load_iris
 from toy_plugin import toy_recipe
 
 from automl_core import hookimpl
-from automl_core.cli import main
-from automl_core.run_folder import load_saved_model
+from automl_engine.cli import main
+from automl_engine.run_folder import load_saved_model
 
 QUICK = {
     "name": "cli",
@@ -109,7 +109,7 @@ def test_plugins_lists_the_named_recipes_with_their_descriptions(capsys):
     lines = capsys.readouterr().out.splitlines()
     for name in ("default-classification", "default-regression"):
         (line,) = [line for line in lines if line.strip().startswith(name)]
-        assert "automl-core" in line and "The estimators' default" in line
+        assert "automl-engine" in line and "The estimators' default" in line
 
 
 class QuickRecipe:
@@ -125,7 +125,7 @@ def quick_recipe(monkeypatch):
     from automl_core import plugins as plugin_module
 
     monkeypatch.setattr(
-        "automl_core.cli.load_plugins",
+        "automl_engine.cli.load_plugins",
         lambda: plugin_module.load_plugins(extra=[QuickRecipe()]),
     )
 
@@ -254,7 +254,7 @@ def test_predict_errors_for_folders_files_and_tasks(iris_run, capsys, tmp_path):
 def test_predict_with_an_estimators_run_folder(tmp_path, capsys):
     """A fit with output_dir leaves a run folder `automl predict` reads: the columns are
     the DataFrame's."""
-    from automl_core.estimator import AutoMLClassifier
+    from automl_engine.estimator import AutoMLClassifier
 
     frame = load_iris(as_frame=True).frame
     X, y = frame.drop(columns="target"), frame["target"]

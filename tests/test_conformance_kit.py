@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from automl_core.testing import Component, check_component, checks_for, parametrize_with_checks
-from automl_core.testing.data_checks import check_ensembler_weights_are_a_distribution
-from automl_core.testing.docs import with_checks
+from automl_engine.testing import Component, check_component, checks_for, parametrize_with_checks
+from automl_engine.testing.data_checks import check_ensembler_weights_are_a_distribution
+from automl_engine.testing.docs import with_checks
 
 pytest_plugins = ["pytester"]
 
@@ -20,9 +20,9 @@ import itertools
 
 import numpy as np
 
-from automl_core.builtins.random_search import RandomSearch
+from automl_core.random_search import RandomSearch
 from automl_core.contracts import SearchStrategy, Surrogate
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 from automl_core.trial import Candidate
 
 RUNS = itertools.count(100)
@@ -152,7 +152,7 @@ def test_every_kind_of_the_kit_has_checks_with_docstrings():
 
 def test_the_plugin_guide_lists_what_the_kit_checks():
     """docs/plugins.md's list is generated from the checks' docstrings: regenerate it with
-    `python -m automl_core.testing.docs docs/plugins.md` when a check changes."""
+    `python -m automl_engine.testing.docs docs/plugins.md` when a check changes."""
     page = (Path(__file__).parents[1] / "docs" / "plugins.md").read_text()
     assert with_checks(page) == page
     assert all(f"`{c.__name__}`" in page for c in checks_for("search_strategy"))

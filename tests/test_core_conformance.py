@@ -1,6 +1,6 @@
-"""The core's own components pass the conformance kit (automl_core.testing)."""
+"""The core's own components pass the conformance kit (automl_engine.testing)."""
 
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 
 @parametrize_with_checks(

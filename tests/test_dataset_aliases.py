@@ -6,13 +6,13 @@ import pandas as pd
 import pytest
 from toy_plugin import FixedWarmStarter, toy_recipe
 
-from automl_core.builtins.sources import KEEL_OPENML_NAMES, load_keel, load_sklearn
-from automl_core.compose import prepare
 from automl_core.contracts import TaskDescription
-from automl_core.dataset import Dataset
-from automl_core.metastore import left_out_datasets
-from automl_core.recipe import parse_recipe
-from automl_core.tasks import DataTask, dataset_aliases
+from automl_engine.builtins.sources import KEEL_OPENML_NAMES, load_keel, load_sklearn
+from automl_engine.compose import prepare
+from automl_engine.dataset import Dataset
+from automl_engine.metastore import left_out_datasets
+from automl_engine.recipe import parse_recipe
+from automl_engine.tasks import DataTask, dataset_aliases
 
 
 @pytest.mark.parametrize(

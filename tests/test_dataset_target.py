@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from automl_core.dataset import check_target_column, target_array
 from automl_core.errors import DatasetError
+from automl_engine.dataset import check_target_column, target_array
 
 
 def test_a_present_target_column_passes():

@@ -27,23 +27,23 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from toy_plugin import DoublesPlugin, ToyPlugin, toy_recipe
 
 import automl_core
-from automl_core.compose import prepare
 from automl_core.contracts import Ensembler
-from automl_core.dataset import Dataset
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
-from automl_core.estimator import (
+from automl_core.hookspecs import hookimpl
+from automl_core.plugins import load_plugins
+from automl_engine.compose import prepare
+from automl_engine.dataset import Dataset
+from automl_engine.estimator import (
     AutoMLClassifier,
     AutoMLRegressor,
     NoModelError,
     split_time_budget,
 )
-from automl_core.history import RunHistory
-from automl_core.hookspecs import hookimpl
-from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE, RECIPE_FILE
-from automl_core.runner import run
-from automl_core.tasks import dataset_fingerprint
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE, RECIPE_FILE
+from automl_engine.runner import run
+from automl_engine.tasks import dataset_fingerprint
 
 
 def fast_recipe(task: str = "classification") -> dict[str, Any]:
@@ -266,7 +266,7 @@ def test_a_numpy_array_and_the_regressor():
 def test_no_model_when_every_trial_fails_is_a_clear_error(iris, monkeypatch, tmp_path):
     """... and the temporary run folder is removed all the same."""
     monkeypatch.setattr(
-        "automl_core.estimator.load_plugins",
+        "automl_engine.estimator.load_plugins",
         lambda: load_plugins(extra=[ToyPlugin()], entry_points=False),
     )
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -324,7 +324,7 @@ def with_test_recipes(monkeypatch):
     from automl_core import plugins as plugin_module
 
     monkeypatch.setattr(
-        "automl_core.estimator.load_plugins",
+        "automl_engine.estimator.load_plugins",
         lambda: plugin_module.load_plugins(extra=[RecipesPlugin()]),
     )
 
@@ -461,7 +461,7 @@ def test_ensemble_size_sets_or_removes_the_recipes_ensemble():
 # ---------------------------------------------------------------------------------------------
 
 
-def test_the_core_registers_its_default_recipes():
+def test_the_engine_registers_its_default_recipes():
     plugins = load_plugins(entry_points=False)
     assert plugins.registry.names("recipe") == ["default-classification", "default-regression"]
     for name, task in (
@@ -469,7 +469,7 @@ def test_the_core_registers_its_default_recipes():
         ("default-regression", "regression"),
     ):
         registration = plugins.get("recipe", name)
-        assert registration.origin.distribution == "automl-core"
+        assert registration.origin.distribution == "automl-engine"
         assert registration.description.startswith("The estimators' default")
         recipe = parse_recipe(registration.obj)
         assert recipe.task.type == task and recipe.space.name == f"autosklearn-{task}"
@@ -482,7 +482,7 @@ def test_the_core_registers_its_default_recipes():
 def test_the_default_recipes_name_installed_components():
     """Every component the defaults name is registered, once the plugins they need are
     installed (the mcts strategy comes with automl-mcts)."""
-    from automl_core.recipe import check_names
+    from automl_engine.recipe import check_names
 
     plugins = load_plugins()
     if "mcts" not in plugins.registry.names("search_strategy"):
@@ -507,7 +507,7 @@ def test_registered_recipes_are_copies_and_bad_ones_break_their_plugin(tmp_path)
 
     plugins = load_plugins(extra=[Recipes(), BadRecipes()], entry_points=False)
     plugins.get("recipe", "ok").obj["name"] = "changed"  # a user of one copy...
-    from automl_core.recipe import named_recipe
+    from automl_engine.recipe import named_recipe
 
     assert named_recipe("ok", plugins) == {"name": "changed"}
     assert named_recipe("ok", plugins) is not named_recipe("ok", plugins)
@@ -594,7 +594,7 @@ def test_run_rejects_data_that_does_not_fit_the_recipe(plugins, cancer, tmp_path
 def test_object_columns_become_numbers_or_text_that_compare():
     """What fit and predict hand the space, whatever the space does with it: an object
     column of numbers is numeric, one mixing types holds text (missing stays missing)."""
-    from automl_core.estimator import _text_categories
+    from automl_engine.estimator import _text_categories
 
     frame = pd.DataFrame({"n": [1, 2, 3], "m": [1, "a", None]}, dtype=object)
     converted = _text_categories(frame)

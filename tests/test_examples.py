@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from automl_core.cli import main
+from automl_engine.cli import main
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "examples" / "recipes").glob("*.yaml"))
 

@@ -10,28 +10,28 @@ import pytest
 from sklearn.ensemble import RandomForestClassifier
 from toy_plugin import COMPONENTS, ToyPlugin, assemble, toy_recipe
 
-from automl_core.builtins.random_search import RandomSearch
-from automl_core.cli import main
 from automl_core.contracts import DEFAULT_DATA_FIDELITY, Fidelity, SearchContext
 from automl_core.errors import RecipeError
-from automl_core.evaluator import (
+from automl_core.hookspecs import hookimpl
+from automl_core.plugins import load_plugins
+from automl_core.random_search import RandomSearch
+from automl_core.space import BuildContext, Iterations, PipelineComponent, Stage
+from automl_core.trial import Candidate, Result, Status, Trial
+from automl_engine.cli import main
+from automl_engine.evaluator import (
     MIN_SUBSAMPLE_ROWS,
     PipelineEvaluator,
     Resampling,
     interleaved_order,
     subsample_size,
 )
-from automl_core.history import RunHistory
-from automl_core.hookspecs import hookimpl
-from automl_core.metrics import get_metric
-from automl_core.pipeline_space import PipelineSpace
-from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
-from automl_core.sources import load_dataset
-from automl_core.space import BuildContext, Iterations, PipelineComponent, Stage
-from automl_core.trial import Candidate, Result, Status, Trial
+from automl_engine.history import RunHistory
+from automl_engine.metrics import get_metric
+from automl_engine.pipeline_space import PipelineSpace
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
+from automl_engine.sources import load_dataset
 
 FOREST = PipelineComponent(
     "forest",
@@ -197,7 +197,7 @@ def test_the_strategy_gets_the_recipe_fidelity_and_trials_carry_budgets(tmp_path
 
 
 def test_a_data_task_without_search_fidelity_gets_the_default(plugins, tmp_path):
-    from automl_core.compose import prepare
+    from automl_engine.compose import prepare
 
     setup = prepare(parse_recipe(toy_recipe()), plugins)
     assert setup.strategy.context.fidelity == DEFAULT_DATA_FIDELITY

@@ -1,4 +1,4 @@
-"""The final model's choice (automl_core.final_model): never worse than the best trial on the
+"""The final model's choice (automl_engine.final_model): never worse than the best trial on the
 validation rows, no member that does no better than a constant predictor, and a selection
 made again, not renormalised, when members cannot be refitted in time."""
 
@@ -12,19 +12,19 @@ from toy_plugin import DoublesPlugin, ToyPlugin, toy_recipe
 
 from automl_core import hookimpl
 from automl_core.contracts import Ensembler
-from automl_core.final_model import (
+from automl_core.plugins import load_plugins
+from automl_core.trial import Trial
+from automl_engine.final_model import (
     EnsemblerError,
     Scored,
     blend,
     choose_final_model,
     constant_loss,
 )
-from automl_core.history import StoredTrial
-from automl_core.metrics import get_metric
-from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.runner import run
-from automl_core.trial import Trial
+from automl_engine.history import StoredTrial
+from automl_engine.metrics import get_metric
+from automl_engine.recipe import parse_recipe
+from automl_engine.runner import run
 
 BALANCED_ACCURACY = get_metric("balanced_accuracy")
 

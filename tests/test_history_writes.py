@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from automl_core.builtins.random_search import RandomSearch
 from automl_core.contracts import SearchContext
-from automl_core.history import RunHistory
+from automl_core.random_search import RandomSearch
 from automl_core.trial import Result, Status, Trial
+from automl_engine.history import RunHistory
 
 
 def test_a_result_and_its_meta_are_written_in_one_transaction(tmp_path):
@@ -60,8 +60,8 @@ def test_the_best_trials_are_in_rank_order_once_per_configuration(tmp_path):
     """``best`` sorts in SQLite: the same order as :func:`rank_key` over every row (larger
     budgets first, no budget as the full one, then loss, then id), each configuration once
     at its largest budget."""
-    from automl_core.history import rank_key
     from automl_core.space import config_key
+    from automl_engine.history import rank_key
 
     rng = np.random.default_rng(0)
     history = RunHistory(tmp_path / "history.sqlite")
@@ -85,7 +85,7 @@ def test_the_best_trials_are_in_rank_order_once_per_configuration(tmp_path):
 def test_the_loop_stores_the_elapsed_time_at_most_every_half_second(monkeypatch):
     """What a resumed run counts as spent is stored with a result when 0.5 s have passed
     since it was last stored, not with every result."""
-    from automl_core import loop
+    from automl_engine import loop
 
     now = [100.0]
     monkeypatch.setattr(loop.time, "monotonic", lambda: now[0])

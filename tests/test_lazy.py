@@ -93,7 +93,7 @@ def test_the_cli_imports_no_torch_for_a_recipe_without_torch_components(command)
     code = textwrap.dedent(
         f"""
         import contextlib, io, sys
-        from automl_core.cli import main
+        from automl_engine.cli import main
         sys.argv = ["automl", *{command!r}]
         with contextlib.redirect_stdout(io.StringIO()):
             status = main()

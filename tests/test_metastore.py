@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from automl_core.metastore import metadata_fingerprint
-from automl_core.testing.data_checks import kit_metadata
+from automl_engine.metastore import metadata_fingerprint
+from automl_engine.testing.data_checks import kit_metadata
 
 
 def test_equal_meta_data_share_a_fingerprint_and_any_change_makes_another():

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from automl_core.evaluator import scores_on_codes
-from automl_core.metrics import METRICS, get_metric
+from automl_engine.evaluator import scores_on_codes
+from automl_engine.metrics import METRICS, get_metric
 
 
 @pytest.mark.parametrize("name", sorted(METRICS))

@@ -20,7 +20,7 @@ from sklearn.datasets import load_digits
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from automl_core.errors import AutoMLError
-from automl_core.run_folder import import_skops, save_model
+from automl_engine.run_folder import import_skops, save_model
 
 
 @pytest.fixture(scope="module")

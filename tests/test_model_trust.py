@@ -1,5 +1,5 @@
 """Saved model files cannot choose what runs: a model is rebuilt only from the type and function
-names that the core and the plugins declare (``automl_core.model_trust``), and a full disk is
+names that the core and the plugins declare (``automl_engine.model_trust``), and a full disk is
 an error, not a pickle.
 
 The crafted files are real skops files of real objects: a pipeline whose first step calls a
@@ -24,18 +24,18 @@ from sklearn.preprocessing import FunctionTransformer, LabelEncoder
 from threadpoolctl import threadpool_limits
 
 from automl_core import hookimpl
-from automl_core.cli import main
 from automl_core.errors import AutoMLError
-from automl_core.model import TrainedModel
 from automl_core.plugins import load_plugins
-from automl_core.run_folder import (
+from automl_core.space import BuildContext
+from automl_engine.cli import main
+from automl_engine.model import TrainedModel
+from automl_engine.run_folder import (
     MODEL_FILE,
     PICKLED_MODEL_FILE,
     import_skops,
     load_saved_model,
     save_model,
 )
-from automl_core.space import BuildContext
 
 FEATURES = ["a"]
 
@@ -210,7 +210,7 @@ def round_trip(space, estimators: list[str], tmp_path: Path, monkeypatch) -> Non
         from automl_catboost import plugin as catboost_plugin
 
         declared |= set(catboost_plugin.trusted_model_types())
-    assert set(named) - declared == {"automl_core.model.TrainedModel"}
+    assert set(named) - declared == {"automl_engine.model.TrainedModel"}
     handed = []
     load = skops_io.load
     monkeypatch.setattr(
@@ -326,7 +326,7 @@ def test_the_pickle_stays_for_what_skops_cannot_take_apart_but_not_for_a_full_di
 
 
 def test_a_plugin_whose_declaration_fails_declares_nothing():
-    from automl_core.model_trust import CORE_MODEL_TYPES, declared_model_types
+    from automl_engine.model_trust import CORE_MODEL_TYPES, declared_model_types
 
     class Raising:
         @hookimpl

@@ -9,12 +9,12 @@ import pytest
 from toy_plugin import toy_recipe
 
 from automl_core import hookimpl
-from automl_core.history import RunHistory
-from automl_core.observers import ObserverWarning
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE, MODEL_FILE
-from automl_core.runner import run
+from automl_engine.history import RunHistory
+from automl_engine.observers import ObserverWarning
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE, MODEL_FILE
+from automl_engine.runner import run
 
 
 class StopAfter:

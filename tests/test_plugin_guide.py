@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "plugins.md"
 FILE_BLOCK = re.compile(r"<!-- file: (?P<path>\S+) -->\n```\w+\n(?P<text>.*?)```", re.S)

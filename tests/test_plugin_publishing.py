@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 from packages import ROOT, hillclimb_recipe, sh, wheels
 
-from automl_core.history import RunHistory
-from automl_core.testing import checks_for
+from automl_engine.history import RunHistory
+from automl_engine.testing import checks_for
 
 TEMPLATE = ROOT / "contrib" / "plugin-template"
 pytestmark = pytest.mark.slow
@@ -155,7 +155,12 @@ def listed_version(env: Path) -> str:
 def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
     index: str, tmp_path: Path
 ) -> None:
-    core = wheels(tmp_path / "dists", ROOT, ROOT / "plugins" / "automl-sklearn")
+    core = wheels(
+        tmp_path / "dists",
+        ROOT,
+        ROOT / "plugins" / "automl-engine",
+        ROOT / "plugins" / "automl-sklearn",
+    )
     first = build(template_at("0.1.0", tmp_path), tmp_path / "first")
     assert {p.suffix for p in first} == {".whl", ".gz"}  # a wheel and an sdist
     for path in [*core, *first]:
@@ -171,7 +176,8 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
         "pytest",
         report=tmp_path / "r1.json",
     )
-    assert set(sources) == {"automl-core", "automl-hillclimb", "automl-sklearn"}
+    # the template needs only the kernel; automl-sklearn brings the engine that runs recipes
+    assert set(sources) == {"automl-core", "automl-engine", "automl-hillclimb", "automl-sklearn"}
     assert all(url.startswith(index) for url in sources.values()), sources
     listed = listing(env)  # found through its entry point, with its distribution and params
     hillclimb = listed["components"][("search_strategy", "hillclimb")]
@@ -190,7 +196,7 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
         "-p",
         "no:cacheprovider",
         "--pyargs",
-        "automl_core.testing",
+        "automl_engine.testing",
         "--automl-distribution",
         "automl-hillclimb",
         cwd=tmp_path,

@@ -9,7 +9,13 @@ import pytest
 
 from automl_core import __version__, hookimpl
 from automl_core.errors import PluginError, UnknownComponentError
-from automl_core.plugins import API_DECLARATION, LOAD_PLUGINS_ENV, PLUGIN_API, load_plugins
+from automl_core.plugins import (
+    API_DECLARATION,
+    DEFAULTS_ENTRY_POINT_GROUP,
+    LOAD_PLUGINS_ENV,
+    PLUGIN_API,
+    load_plugins,
+)
 
 
 class StrategyPlugin:
@@ -216,6 +222,46 @@ def test_env_var_restricts_which_plugins_load(fake_entry_points, monkeypatch):
     plugins = load_plugins()
     assert plugins.registry.names("surrogate") == []
     assert plugins.registry.names("search_strategy") == ["random"]  # built-ins always load
+
+
+def install_fake_defaults(monkeypatch, module_name: str) -> None:
+    """One installed distribution's default plugin (entry-point group
+    ``automl_core.defaults``), and no other entry point."""
+    point = FakeEntryPoint(module_name, module_name, "automl-fake-engine")
+    monkeypatch.setattr(
+        "automl_core.plugins.metadata.entry_points",
+        lambda group: [point] if group == DEFAULTS_ENTRY_POINT_GROUP else [],
+    )
+
+
+def test_an_installed_distributions_defaults_load_whatever_the_filter_says(monkeypatch):
+    """The engine's executors, sources and recipes come through ``automl_core.defaults``:
+    loaded with the kernel's random search, also with the other entry points off or
+    filtered out, and from the distribution that declares them."""
+    module = types.ModuleType("fake_engine_defaults")
+    exec("from automl_core import hookimpl\n" + GOOD, module.__dict__)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    install_fake_defaults(monkeypatch, module.__name__)
+    monkeypatch.setenv(LOAD_PLUGINS_ENV, "")
+    for entry_points in (True, False):
+        plugins = load_plugins(entry_points=entry_points)
+        assert plugins.registry.names("surrogate") == ["fake-rf"]
+        assert plugins.get("surrogate", "fake-rf").origin.distribution == "automl-fake-engine"
+    assert load_plugins(defaults=False).registry.names("surrogate") == []
+
+
+def test_a_default_plugin_that_cannot_be_imported_is_an_error_naming_its_distribution(
+    monkeypatch,
+):
+    """Not a broken plugin quietly listed: without its defaults the installation cannot
+    run a recipe, so loading stops and says which distribution to reinstall."""
+    install_fake_defaults(monkeypatch, "fake_missing_engine_module_xyz")
+    with pytest.raises(
+        PluginError,
+        match=r"automl-fake-engine 9\.9 cannot be imported .*"
+        r"fake_missing_engine_module_xyz.*reinstall automl-fake-engine",
+    ):
+        load_plugins()
 
 
 def test_create_reports_bad_parameters_with_the_allowed_ones(plugins):

@@ -6,14 +6,14 @@ import pytest
 from toy_plugin import DoublesPlugin, FailingStrategy, FixedPolicySelector, ToyPlugin, toy_recipe
 
 from automl_core import hookimpl
-from automl_core.compose import HALVING_STRATEGY, policy_strategy, prepare
 from automl_core.contracts import Policy
 from automl_core.errors import PluginError, RecipeError
-from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
-from automl_core.recipe import DEFAULT_POLICY_SELECTOR, check_names, parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.compose import HALVING_STRATEGY, policy_strategy, prepare
+from automl_engine.history import RunHistory
+from automl_engine.recipe import DEFAULT_POLICY_SELECTOR, check_names, parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 
 
 def auto_recipe(resampling: object = "auto") -> dict:
@@ -116,7 +116,7 @@ def test_a_resumed_run_keeps_the_policy_its_trials_were_run_with(plugins, tmp_pa
         first = auto_recipe({"auto": "fixed-policy"}) | {"budget": {"trials": 2, "wall_time": 60}}
         run(parse_recipe(first), tmp_path / "run", plugins=plugins)
         more = first | {"budget": {"trials": 4, "wall_time": 3600}}
-        monkeypatch.setattr("automl_core.runner.prepare", recording_prepare)
+        monkeypatch.setattr("automl_engine.runner.prepare", recording_prepare)
         run(parse_recipe(more), tmp_path / "run", plugins=plugins, resume=True)
     finally:
         object.__setattr__(registration, "obj", original)

@@ -11,14 +11,14 @@ import pytest
 from fault_evaluators import FaultyEvaluator, HeavyEvaluator
 from toy_plugin import toy_recipe
 
-from automl_core.builtins.processes import ProcessExecutor
 from automl_core.errors import RecipeError
-from automl_core.history import RunHistory
-from automl_core.recipe import ComponentRef, parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
-from automl_core.testing.executor_checks import process_alive
 from automl_core.trial import Status, Trial
+from automl_engine.builtins.processes import ProcessExecutor
+from automl_engine.history import RunHistory
+from automl_engine.recipe import ComponentRef, parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
+from automl_engine.testing.executor_checks import process_alive
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_workers_die_with_a_killed_driver(tmp_path):
             "-c",
             "import sys; sys.path[:0] = sys.argv[2:]\n"
             "from fault_evaluators import FaultyEvaluator, HeavyEvaluator\n"
-            "from automl_core.builtins.processes import ProcessExecutor\n"
+            "from automl_engine.builtins.processes import ProcessExecutor\n"
             "from automl_core.trial import Trial\n"
             "config = {'action': 'spawn-and-sleep', 'pid_file': sys.argv[1]}\n"
             "ProcessExecutor(workers=1).submit(FaultyEvaluator(), Trial(0, config)).result()",
@@ -195,7 +195,7 @@ def test_trials_build_their_pipelines_for_the_executors_threads(plugins, monkeyp
     """``threads_per_trial`` reaches the pipelines (``BuildContext.threads``), so components
     with thread pools of their own (LightGBM, XGBoost, CatBoost, forests) use as many; an
     executor that says nothing gives one."""
-    from automl_core.compose import prepare
+    from automl_engine.compose import prepare
 
     executor = {"name": "processes", "params": {"workers": 1, "threads_per_trial": 2}}
     for recipe, threads in (

@@ -10,11 +10,11 @@ import re
 import pytest
 import yaml
 
-from automl_core.cli import main, run_plugin_command
 from automl_core.errors import AutoMLError
-from automl_core.history import HistoryError, RunHistory
 from automl_core.plugins import load_plugins
-from automl_core.run_folder import HISTORY_FILE
+from automl_engine.cli import main, run_plugin_command
+from automl_engine.history import HistoryError, RunHistory
+from automl_engine.run_folder import HISTORY_FILE
 
 RECIPE = {
     "name": "log",

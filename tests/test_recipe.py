@@ -6,7 +6,7 @@ import pytest
 from toy_plugin import toy_recipe
 
 from automl_core.errors import RecipeError
-from automl_core.recipe import apply_overrides, check_names, load_recipe, parse_recipe
+from automl_engine.recipe import apply_overrides, check_names, load_recipe, parse_recipe
 
 
 def test_a_valid_recipe_parses_into_typed_objects(plugins):

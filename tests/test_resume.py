@@ -14,13 +14,13 @@ import pytest
 import yaml
 from toy_plugin import toy_recipe
 
-from automl_core.cli import main
 from automl_core.errors import AutoMLError
-from automl_core.history import RunHistory
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import ELAPSED, HISTORY_FILE
-from automl_core.runner import run
 from automl_core.trial import Trial
+from automl_engine.cli import main
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import ELAPSED, HISTORY_FILE
+from automl_engine.runner import run
 
 
 def trials_of(run_dir):
@@ -82,7 +82,7 @@ def test_sigkill_mid_search_then_resume(tmp_path, capsys):
     path = tmp_path / "recipe.yaml"
     path.write_text(yaml.safe_dump(recipe))
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "automl_core.cli", "run", str(path), "--out", str(out)]
+    command = [sys.executable, "-m", "automl_engine.cli", "run", str(path), "--out", str(out)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
@@ -198,7 +198,7 @@ def test_a_resumed_runs_progress_goes_on_from_its_finished_trials_and_best(plugi
     import io
 
     from automl_core import hookimpl
-    from automl_core.progress import TrialLog
+    from automl_engine.progress import TrialLog
 
     run(parse_recipe(toy_recipe(budget={"trials": 4})), tmp_path / "run", plugins=plugins)
     best_before = min(t.loss for t in trials_of(tmp_path / "run"))

@@ -19,15 +19,15 @@ import pytest
 import yaml
 from toy_plugin import toy_recipe
 
-from automl_core.cli import main
 from automl_core.errors import AutoMLError
-from automl_core.history import HistoryError, RunHistory
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.run_lock import LOCK_FILE, RunFolderBusy, RunFolderLock
-from automl_core.runner import run
+from automl_engine.cli import main
+from automl_engine.history import HistoryError, RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.run_lock import LOCK_FILE, RunFolderBusy, RunFolderLock
+from automl_engine.runner import run
 
-AUTOML = [sys.executable, "-m", "automl_core.cli"]
+AUTOML = [sys.executable, "-m", "automl_engine.cli"]
 #: A run of the installed plugins that takes long enough to be caught alive: cheap trials,
 #: many of them, one at a time in this process (no worker processes to wait for).
 SLOW_RUN = {

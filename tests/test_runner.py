@@ -12,14 +12,14 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from toy_plugin import FailingStrategy, FixedWarmStarter, toy_recipe
 
-from automl_core.dataset import Dataset, check_dataset
 from automl_core.errors import AutoMLError, DatasetError
-from automl_core.history import RunHistory
-from automl_core.model_trust import declared_model_types
-from automl_core.recipe import RecipeError, parse_recipe
-from automl_core.run_folder import HISTORY_FILE, RunError, load_saved_model
-from automl_core.runner import run
-from automl_core.tasks import load_task_data, split_test
+from automl_engine.dataset import Dataset, check_dataset
+from automl_engine.history import RunHistory
+from automl_engine.model_trust import declared_model_types
+from automl_engine.recipe import RecipeError, parse_recipe
+from automl_engine.run_folder import HISTORY_FILE, RunError, load_saved_model
+from automl_engine.runner import run
+from automl_engine.tasks import load_task_data, split_test
 
 
 def history_of(run_dir):
@@ -68,7 +68,7 @@ def test_a_runs_set_up_imports_skops_without_torch_or_dask():
     pytest.importorskip("torch")  # without it there is nothing to avoid
     code = (
         "import sys\n"
-        "from automl_core.run_folder import import_skops\n"
+        "from automl_engine.run_folder import import_skops\n"
         "import_skops()\n"
         "print('torch' in sys.modules, 'dask' in sys.modules)\n"
         "import sklearn.externals.array_api_compat.torch as adapter\n"
@@ -285,9 +285,9 @@ def test_a_strategy_is_never_set_up_on_a_space_kind_it_does_not_claim(tmp_path):
     from toy_plugin import DoublesPlugin, ToyPlugin
 
     from automl_core import hookimpl
-    from automl_core.builtins.random_search import RandomSearch
     from automl_core.errors import RecipeError
     from automl_core.plugins import load_plugins
+    from automl_core.random_search import RandomSearch
 
     class PoolsOnly(RandomSearch):
         space_kinds = frozenset({"pool"})

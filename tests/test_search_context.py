@@ -12,12 +12,12 @@ from toy_plugin import DoublesPlugin, ToyPlugin, toy_recipe
 
 from automl_core import hookimpl
 from automl_core.contracts import SearchContext, SearchStrategy
-from automl_core.history import RunHistory
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import ELAPSED, HISTORY_FILE
-from automl_core.runner import run
 from automl_core.trial import Candidate, Result, Trial
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import ELAPSED, HISTORY_FILE
+from automl_engine.runner import run
 
 
 class RecordingStrategy(SearchStrategy):
@@ -88,9 +88,9 @@ def test_a_resumed_run_tells_the_time_left(recording, tmp_path):
 def test_a_prepared_surrogate_is_told_the_space_and_handed_the_warm_starts_state(caplog):
     """Columns, then space and task, then the warm start's pre-trained state; a surrogate
     that takes no state is left untrained, with a warning that says so."""
-    from automl_core.acquisition import prepared_surrogate
     from automl_core.contracts import Surrogate, WarmStart
-    from automl_core.testing.spaces import pool_space
+    from automl_engine.acquisition import prepared_surrogate
+    from automl_engine.testing.spaces import pool_space
 
     calls = []
 

@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 from pandas.api.types import is_bool_dtype, is_float_dtype, is_integer_dtype
 
-from automl_core import cache
-from automl_core.builtins import sources as builtin_sources
-from automl_core.dataset import Dataset, is_categorical
 from automl_core.errors import DatasetError, PluginError, UnknownComponentError
 from automl_core.plugins import load_plugins
-from automl_core.sources import load_dataset, parse_reference
+from automl_engine import cache
+from automl_engine.builtins import sources as builtin_sources
+from automl_engine.dataset import Dataset, is_categorical
+from automl_engine.sources import load_dataset, parse_reference
 
 KEEL = builtin_sources.KEEL_PACKAGE
 
@@ -36,7 +36,7 @@ def plugins():
     try:
         return load_plugins(entry_points=False)
     except ModuleNotFoundError as error:
-        if not (error.name or "").startswith("automl_core.builtins."):
+        if not (error.name or "").startswith("automl_engine.builtins."):
             raise
         return load_plugins(extra=[builtin_sources], entry_points=False, defaults=False)
 

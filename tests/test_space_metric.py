@@ -8,9 +8,9 @@ import pytest
 from toy_plugin import ToyPlugin, toy_recipe, toy_space
 
 from automl_core import hookimpl
-from automl_core.compose import prepare
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
+from automl_engine.compose import prepare
+from automl_engine.recipe import parse_recipe
 
 
 class MetricSpaces:

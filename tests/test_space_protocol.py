@@ -11,11 +11,9 @@ import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace, Float, Integer
 
-from automl_core.builtins.random_search import RandomSearch
 from automl_core.contracts import SearchContext
 from automl_core.errors import InvalidConfigurationError
-from automl_core.pipeline_space import PipelineSpace
-from automl_core.pool_space import PoolSpace
+from automl_core.random_search import RandomSearch
 from automl_core.space import (
     INACTIVE,
     ComponentBlock,
@@ -29,6 +27,8 @@ from automl_core.space import (
     require_vector_space,
     vector_space,
 )
+from automl_engine.pipeline_space import PipelineSpace
+from automl_engine.pool_space import PoolSpace
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,11 +18,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import make_classification
 from toy_plugin import BestTwoEnsembler, ToyPlugin, toy_recipe
 
-from automl_core import finishing
-from automl_core.builtins.processes import ProcessExecutor
-from automl_core.compose import prepare
-from automl_core.estimator import AutoMLClassifier, split_time_budget
-from automl_core.finishing import (
+from automl_core.hookspecs import hookimpl
+from automl_core.plugins import load_plugins
+from automl_core.space import PipelineComponent
+from automl_core.trial import Status, Trial
+from automl_engine import finishing
+from automl_engine.builtins.processes import ProcessExecutor
+from automl_engine.compose import prepare
+from automl_engine.estimator import AutoMLClassifier, split_time_budget
+from automl_engine.finishing import (
     REFIT_SAFETY,
     refit_estimate,
     refit_members,
@@ -30,15 +34,11 @@ from automl_core.finishing import (
     refit_plan,
     too_slow_to_refit,
 )
-from automl_core.history import RunHistory, StoredTrial
-from automl_core.hookspecs import hookimpl
-from automl_core.model_trust import declared_model_types
-from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE, load_saved_model
-from automl_core.runner import run
-from automl_core.space import PipelineComponent
-from automl_core.trial import Status, Trial
+from automl_engine.history import RunHistory, StoredTrial
+from automl_engine.model_trust import declared_model_types
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE, load_saved_model
+from automl_engine.runner import run
 
 # ---------------------------------------------------------------------------------------------
 # The split
@@ -380,7 +380,7 @@ def test_fit_on_20000_rows_under_a_time_budget_stops_at_it_and_keeps_a_model(mon
     asserted by the tests above."""
     if "caruana" not in load_plugins().registry.names("ensembler"):
         monkeypatch.setattr(
-            "automl_core.estimator.load_plugins", lambda: load_plugins(extra=[FakeCaruana()])
+            "automl_engine.estimator.load_plugins", lambda: load_plugins(extra=[FakeCaruana()])
         )
     X, y = make_classification(20_000, 20, n_informative=10, random_state=0)
     recipe = dict(load_plugins(entry_points=False).get("recipe", "default-classification").obj)
@@ -424,7 +424,7 @@ def test_the_search_reserves_the_time_of_the_refit_that_will_happen(plugins):
     """When the best trial's refit no longer fits in what is left of the run, the search
     keeps going until the end minus the refit of the best trial that does fit (the model the
     run will save), rather than stopping at once."""
-    from automl_core.loop import Budget, finish_reserve
+    from automl_engine.loop import Budget, finish_reserve
 
     recipe = parse_recipe(toy_recipe(budget={"wall_time": 60}, executor="sequential"))
     with warnings.catch_warnings():
@@ -455,7 +455,7 @@ def test_the_search_reserves_the_time_of_the_refit_that_will_happen(plugins):
 def test_with_an_ensemble_the_search_keeps_back_the_refits_of_the_next_best_trials(plugins):
     """Not a fixed tenth of the wall time: the refit estimates of the next best trials (its
     likely members), at most that tenth; the whole tenth while they are not known."""
-    from automl_core.finishing import ENSEMBLE_RESERVED, ENSEMBLE_SHARE, refit_estimate
+    from automl_engine.finishing import ENSEMBLE_RESERVED, ENSEMBLE_SHARE, refit_estimate
 
     recipe = parse_recipe(toy_recipe(budget={"wall_time": 100}, ensemble="best-two"))
     with warnings.catch_warnings():
@@ -493,7 +493,7 @@ def test_with_the_history_the_search_keeps_back_the_refits_of_the_members_it_wou
     """With the run's stored predictions the ensembler is asked which trials it would take
     now: only their refits are kept back (the best-two double takes two of the three), not
     those of the ten next best."""
-    from automl_core.finishing import final_model_chooser, refit_estimate
+    from automl_engine.finishing import final_model_chooser, refit_estimate
 
     timed, task = three_trials_and_a_timed_task(plugins, tmp_path)
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
@@ -515,7 +515,7 @@ def test_the_search_does_not_ask_again_when_an_ask_would_outlast_the_wall_time()
     the longest of its recent asks is longer than the wall time left."""
     import time
 
-    from automl_core.loop import ASKS_REMEMBERED, Budget
+    from automl_engine.loop import ASKS_REMEMBERED, Budget
 
     budget = Budget(None, 100.0, started=time.monotonic() - 90.0)  # about 10 s left
     assert budget.exhausted(0) is None
@@ -533,7 +533,7 @@ def test_past_the_deadline_the_fallback_keeps_the_best_refit_within_a_second_of_
 ):
     """When no refit fits (every one overruns), a better trial is not traded for a refit a
     few milliseconds quicker; one seconds slower than the quickest is."""
-    from automl_core.finishing import FINISH_OVERHEAD_S, refit_fallback
+    from automl_engine.finishing import FINISH_OVERHEAD_S, refit_fallback
 
     def stored(id_):
         return StoredTrial(Trial(id_, {}), "ok", 0.1 * (id_ + 1))
@@ -550,7 +550,7 @@ def test_past_the_deadline_the_fallback_keeps_the_best_refit_within_a_second_of_
 def test_the_reserve_is_computed_again_near_the_end_of_the_search_not_before():
     """An ensemble's likely members change with every trial: near the end (less left than
     is kept back) the reserve is recomputed, at most every 2 % of the wall time."""
-    from automl_core.loop import Budget
+    from automl_engine.loop import Budget
 
     early = Budget(None, 100.0, started=time.monotonic() - 10)
     early.keep_back(20.0)
@@ -573,8 +573,8 @@ def test_the_search_keeps_back_no_refit_of_a_member_that_finishing_could_not_ref
     """A trial the ensembler would take but whose refit alone outlasts the time finishing
     would have is left out there (too slow to refit), so it is not kept back for either:
     the member finishing would take instead is (runs had ended 8-15 s early)."""
-    from automl_core import tasks
-    from automl_core.finishing import final_model_chooser
+    from automl_engine import tasks
+    from automl_engine.finishing import final_model_chooser
 
     timed, task = three_trials_and_a_timed_task(plugins, tmp_path)
     with RunHistory(tmp_path / "run" / HISTORY_FILE) as history:
@@ -603,7 +603,7 @@ def test_the_search_loop_recomputes_the_reserve_near_its_end_without_a_new_best(
 ):
     """The loop asks for the reserve again after trials that are not a new best once the
     time left is under the reserve: more often than there were new bests."""
-    from automl_core import loop
+    from automl_engine import loop
 
     calls = []
 

@@ -29,9 +29,9 @@ from automl_core.contracts import (
     WarmStart,
     WarmStarter,
 )
-from automl_core.pipeline_space import PipelineSpace
 from automl_core.space import BuildContext, PipelineComponent, SearchSpace, Stage
 from automl_core.trial import Candidate, Result, Trial
+from automl_engine.pipeline_space import PipelineSpace
 
 
 class CrashingEstimator:

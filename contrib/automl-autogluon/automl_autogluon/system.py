@@ -64,7 +64,7 @@ from automl_bench.contracts import System, SystemResult
 
 from automl_autogluon import worker
 from automl_core.errors import PluginError
-from automl_core.metrics import METRICS, Metric
+from automl_engine.metrics import METRICS, Metric
 
 #: The environment variable naming AutoGluon's interpreter.
 PYTHON_ENV = "AUTOML_AUTOGLUON_PYTHON"

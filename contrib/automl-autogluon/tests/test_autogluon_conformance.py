@@ -8,7 +8,7 @@ import pytest
 
 from automl_autogluon.system import find_python
 from automl_core.errors import PluginError
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 
 def _missing() -> str:

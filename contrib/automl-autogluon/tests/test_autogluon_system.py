@@ -38,7 +38,7 @@ from automl_autogluon.system import (
     search_curve,
 )
 from automl_core.errors import PluginError
-from automl_core.metrics import METRICS, Metric, get_metric
+from automl_engine.metrics import METRICS, Metric, get_metric
 
 # ---------------------------------------------------------------------------------------------
 # Metrics and problem types

@@ -24,7 +24,7 @@ The metric is used for nothing but the reported validation loss. The time budget
 used either: one fit (two for the gradient boosting) cannot stop early, so a dataset too large
 for the budget overruns it, with a warning in the log.
 
-Columns are categorical per :func:`automl_core.dataset.is_categorical` (``category``,
+Columns are categorical per :func:`automl_engine.dataset.is_categorical` (``category``,
 ``object``, string and ``bool`` dtypes), as in the core's own pipelines; a column without a
 single value in the rows a pipeline is fitted on is left out of it. Classification
 labels are the integers the core hands over; the returned pipeline follows scikit-learn:
@@ -65,9 +65,9 @@ from sklearn.preprocessing import (
 )
 from threadpoolctl import threadpool_limits
 
-from automl_core.dataset import is_categorical
-from automl_core.evaluator import scores_on_codes
-from automl_core.metrics import Metric
+from automl_engine.dataset import is_categorical
+from automl_engine.evaluator import scores_on_codes
+from automl_engine.metrics import Metric
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def observed_mask(X: pd.DataFrame) -> np.ndarray:
 
 
 def categorical_mask(X: pd.DataFrame) -> np.ndarray:
-    """Which columns of ``X`` are categorical (:func:`automl_core.dataset.is_categorical`)
+    """Which columns of ``X`` are categorical (:func:`automl_engine.dataset.is_categorical`)
     and hold a value."""
     typed = [is_categorical(X.iloc[:, i]) for i in range(X.shape[1])]
     return np.array(typed, dtype=bool) & observed_mask(X)

@@ -40,9 +40,9 @@ from automl_baselines.system import (
     category_strings,
     holdout_split,
 )
-from automl_core.cli import main
 from automl_core.errors import PluginError
-from automl_core.metrics import Metric, get_metric
+from automl_engine.cli import main
+from automl_engine.metrics import Metric, get_metric
 
 
 @pytest.fixture(autouse=True)

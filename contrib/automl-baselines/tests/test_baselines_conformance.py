@@ -1,7 +1,7 @@
 """The baseline systems pass the conformance kit's checks of a whole system (automl-bench's
 kind), each fit within the kit's budget of a few seconds."""
 
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 SYSTEMS = ("random-forest", "hist-gradient-boosting")
 

@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 from automl_bench.contracts import System, SystemResult
 
-from automl_core.evaluator import scores_on_codes
-from automl_core.metrics import Metric
+from automl_engine.evaluator import scores_on_codes
+from automl_engine.metrics import Metric
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class FLAMLMetric:
 
     FLAML's ``y_val`` and its learners' ``classes_`` are its codes ``0..m-1``: the loss is the
     metric's on those codes, with a probability column per code
-    (:func:`~automl_core.evaluator.scores_on_codes`; all ``m`` unless a fold lacks a label,
+    (:func:`~automl_engine.evaluator.scores_on_codes`; all ``m`` unless a fold lacks a label,
     which FLAML's default ``auto_augment`` prevents).
     """
 

@@ -29,8 +29,8 @@ from system_checks import (
 )
 
 from automl_core.errors import PluginError
-from automl_core.evaluator import predict_scores
-from automl_core.metrics import Metric, get_metric
+from automl_engine.evaluator import predict_scores
+from automl_engine.metrics import Metric, get_metric
 from automl_flaml.system import TABULAR_LEARNERS, FLAMLMetric, FLAMLModel, FLAMLSystem, read_curve
 
 # ---------------------------------------------------------------------------------------------

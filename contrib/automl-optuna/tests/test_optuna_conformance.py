@@ -1,6 +1,6 @@
-"""The optuna-tpe peer strategy passes the conformance kit (automl_core.testing)."""
+"""The optuna-tpe peer strategy passes the conformance kit (automl_engine.testing)."""
 
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 
 @parametrize_with_checks([Component("search_strategy", "optuna-tpe")])

@@ -16,8 +16,8 @@ from peer_checks import check_oboe_run, check_pipeline_run, grid_pool, ok, pool_
 from smac.runhistory.enumerations import StatusType
 
 from automl_core.contracts import SearchContext, WarmStart
-from automl_core.pool_space import PoolSpace
 from automl_core.trial import Result, Status, Trial
+from automl_engine.pool_space import PoolSpace
 from automl_smac3.strategy import SMAC3
 
 #: Cheaper model steps for tests (SMAC's own defaults cost seconds per step on 2 cores).

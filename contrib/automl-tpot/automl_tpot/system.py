@@ -49,8 +49,8 @@ import numpy as np
 import pandas as pd
 from automl_bench.contracts import System, SystemResult
 
-from automl_core.evaluator import scores_on_codes
-from automl_core.metrics import Metric
+from automl_engine.evaluator import scores_on_codes
+from automl_engine.metrics import Metric
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def import_tpot() -> types.ModuleType:
 class TPOTScorer:
     """The scorer TPOT maximises: ``-metric.loss``. ``y`` and the pipelines' ``classes_`` are
     TPOT's codes ``0..m-1``; the loss is the metric's on them, with a probability column per
-    code (:func:`~automl_core.evaluator.scores_on_codes`): all ``m`` unless TPOT left a class
+    code (:func:`~automl_engine.evaluator.scores_on_codes`): all ``m`` unless TPOT left a class
     out of its search (fewer rows than folds), which then gets no column."""
 
     def __init__(self, metric: Metric, task: str) -> None:

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from automl_core.contracts import SearchContext
-from automl_core.pool_space import PoolSpace
-from automl_core.testing import Component, parametrize_with_checks
 from automl_core.trial import Result, Status, Trial
+from automl_engine.pool_space import PoolSpace
+from automl_engine.testing import Component, parametrize_with_checks
 from automl_hillclimb.strategy import HillClimbing
 
 

@@ -42,15 +42,16 @@ import yaml
 from automl_bench.compare import RESULTS_FILE, write_curve
 from automl_bench.contracts import System, SystemResult
 from automl_bench.suites import SuiteTask
-from automl_core.cache import write_atomically
 from automl_core.contracts import Evaluator, Executor
 from automl_core.errors import AutoMLError, RecipeError
-from automl_core.evaluator import predict_scores
-from automl_core.history import RunHistory, rank_key
-from automl_core.metrics import get_metric
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.recipe import Recipe, apply_overrides, check_names, parse_recipe
-from automl_core.run_folder import (
+from automl_core.trial import Result, Status, Trial
+from automl_engine.cache import write_atomically
+from automl_engine.evaluator import predict_scores
+from automl_engine.history import RunHistory, rank_key
+from automl_engine.metrics import get_metric
+from automl_engine.recipe import Recipe, apply_overrides, check_names, parse_recipe
+from automl_engine.run_folder import (
     HISTORY_FILE,
     RECIPE_FILE,
     RunSummary,
@@ -58,9 +59,8 @@ from automl_core.run_folder import (
     resumable,
     safe_folder_name,
 )
-from automl_core.runner import run
-from automl_core.tasks import load_task_data
-from automl_core.trial import Result, Status, Trial
+from automl_engine.runner import run
+from automl_engine.tasks import load_task_data
 
 PLAN_FILE = "ablation.json"
 CELL_FILE = "cell.json"
@@ -439,7 +439,7 @@ def _keys(cell: Cell) -> dict[str, Any]:
 def _history_curve(path: Path) -> list[tuple[float, float]]:
     """``(seconds since the run began, loss)`` of every finished trial at the largest budget
     the run used, in finishing order: losses at smaller budgets of a multi-fidelity search
-    are not comparable with them (the rule of :func:`automl_core.history.rank_key`)."""
+    are not comparable with them (the rule of :func:`automl_engine.history.rank_key`)."""
     with RunHistory(path, read_only=True) as history:
         began = float(history.get_meta("started_at"))  # written before the first trial
         finished = history.trials(finished_only=True)

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from automl_bench.contracts import System, SystemResult
-from automl_core.metrics import get_metric
-from automl_core.testing.components import Component, check, describe_kind
-from automl_core.testing.data_checks import small_frame
+from automl_engine.metrics import get_metric
+from automl_engine.testing.components import Component, check, describe_kind
+from automl_engine.testing.data_checks import small_frame
 
 SYSTEM = "system"
 describe_kind(

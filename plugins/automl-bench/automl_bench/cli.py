@@ -10,7 +10,7 @@ from typing import Any
 
 from automl_core.errors import AutoMLError
 from automl_core.plugins import load_plugins
-from automl_core.recipe import apply_overrides, read_recipe
+from automl_engine.recipe import apply_overrides, read_recipe
 
 # The harness (ablation, compare, report: scipy.stats, matplotlib) is imported by the
 # commands that use it, not by every ``automl`` command that builds the parser.

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from automl_core.errors import AutoMLError
-from automl_core.metrics import normalised_regret
+from automl_engine.metrics import normalised_regret
 
 RESULTS_FILE = "results.csv"
 #: The columns of a curve file: when each configuration finished (seconds since its cell

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automl_core.metrics import Metric
+from automl_engine.metrics import Metric
 
 
 @dataclass
@@ -25,7 +25,7 @@ class SystemResult:
     all the dataset's classes, so a class missing from the training rows is no concern of the
     system's); ``predict(X)`` for regression. ``curve`` is the anytime record of its own
     search: one ``(seconds since the fit began, validation loss)`` per configuration it
-    evaluated, in order, with losses in the core's convention (:mod:`automl_core.metrics`:
+    evaluated, in order, with losses in the core's convention (:mod:`automl_engine.metrics`:
     lower is better; ``inf`` for a failure). ``validation_loss`` is the loss of the
     configuration it returned, by its own validation; ``info`` is anything worth keeping (the
     chosen pipeline, the library version).

@@ -34,13 +34,13 @@ from automl_bench.suites import SuiteTask, parse_suite, read_suite, suite_tasks
 from scipy.stats import rankdata
 
 from automl_core import hookimpl
-from automl_core.builtins.sources import load_keel
-from automl_core.cli import main
 from automl_core.errors import AutoMLError, RecipeError
-from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
 from automl_core.trial import Result, Status
+from automl_engine.builtins.sources import load_keel
+from automl_engine.cli import main
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
 
 #: A recipe whose runs take about a second: three fast classifiers, no feature preprocessing,
 #: trials in the run's own process (a worker process would take seconds to start in each cell).
@@ -259,7 +259,7 @@ def test_an_unknown_suite_lists_the_registered_ones() -> None:
 
 
 def test_a_fixed_split_seed_gives_every_seed_the_same_test_rows(tmp_path: Path) -> None:
-    from automl_core.tasks import load_task_data
+    from automl_engine.tasks import load_task_data
 
     plugins = load_plugins()
 
@@ -337,7 +337,7 @@ def test_a_killed_ablation_resumes_without_rerunning_finished_cells(tmp_path: Pa
     recipe, suite = write_files(tmp_path, ["keel:iris", "keel:wine", "keel:heart"])
     out = tmp_path / "ablation"
     command = [
-        sys.executable, "-m", "automl_core.cli", "ablate", str(recipe), "--suite", str(suite),
+        sys.executable, "-m", "automl_engine.cli", "ablate", str(recipe), "--suite", str(suite),
         "--seeds", "2", "--out", str(out), "--vary", "search.strategy=random,smbo",
     ]  # fmt: skip
     process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL)

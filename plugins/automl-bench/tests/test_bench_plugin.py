@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from automl_core import hookimpl
-from automl_core.cli import main
 from automl_core.hookspecs import KINDS
 from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
+from automl_engine.cli import main
 
 
 def test_with_the_bench_its_kinds_and_suites_are_registered():
@@ -53,7 +53,7 @@ def test_a_plugin_command_is_added_and_a_clash_with_a_core_command_is_refused(ca
             register("run", lambda parser: None, _hello)
 
     plugins = load_plugins(extra=[Commands()])
-    from automl_core.cli import build_parser
+    from automl_engine.cli import build_parser
 
     with pytest.warns(UserWarning, match=r"failed to register its commands: .*'run' exists"):
         parser = build_parser(plugins)
@@ -72,7 +72,7 @@ def test_a_plugin_starts_a_command_group_of_its_own(capsys):
             register("greet hello", lambda parser: parser.add_argument("who"), _hello)
             register("run twice", lambda parser: None, _hello)
 
-    from automl_core.cli import build_parser
+    from automl_engine.cli import build_parser
 
     with pytest.warns(UserWarning, match=r"'run' is a command, not a group of actions"):
         parser = build_parser(load_plugins(extra=[Grouped()]))

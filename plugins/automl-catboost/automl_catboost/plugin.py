@@ -17,7 +17,7 @@ AUTOML_PLUGIN_API = 1
 
 #: What a fitted pipeline of these components holds beyond what skops trusts by itself and
 #: what the other stages' plugin declares, as ``skops.io.get_untrusted_types`` names it
-#: (``automl_core.model_trust``): this plugin's estimators and the CatBoost model each keeps
+#: (``automl_engine.model_trust``): this plugin's estimators and the CatBoost model each keeps
 #: in ``model_``. CatBoost's models save as their parameters (strings and numbers) and the
 #: model in CatBoost's binary format (bytes), so nothing else is named. Found by saving
 #: fitted binary, three-class and regression pipelines at the defaults and at the ends of

@@ -22,7 +22,7 @@ Ties between equally good additions go to the model that is best on its own; onl
 models equally good on their own (duplicates, above all) are they broken at random, so which
 copy is chosen depends on the seed, not on the order of the predictions. The run loop also
 offers only models better than a constant predictor and keeps the ensemble only if it beats
-the best single model (automl_core.final_model). No bagging. Caruana et al.'s *sorted
+the best single model (automl_engine.final_model). No bagging. Caruana et al.'s *sorted
 initialisation* (start from the ``init`` best single models) is optional and off by default,
 as in auto-sklearn; with it, the ensemble returned holds at least the initial models.
 """

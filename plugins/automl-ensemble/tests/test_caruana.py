@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
 
-from automl_core.metrics import get_metric
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import load_saved_model
-from automl_core.runner import run
+from automl_engine.metrics import get_metric
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import load_saved_model
+from automl_engine.runner import run
 from automl_ensemble import CaruanaEnsemble
 from automl_ensemble import plugin as ensemble_plugin
 

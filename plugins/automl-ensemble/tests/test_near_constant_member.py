@@ -14,16 +14,16 @@ import pandas as pd
 import pytest
 from sklearn.datasets import make_classification
 
-from automl_core.compose import prepare
-from automl_core.dataset import Dataset
-from automl_core.final_model import Scored, blend, choose_final_model
-from automl_core.history import RunHistory, StoredTrial
-from automl_core.metrics import get_metric
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE, load_saved_model
-from automl_core.runner import finalise, run
 from automl_core.trial import Result, Status, Trial
+from automl_engine.compose import prepare
+from automl_engine.dataset import Dataset
+from automl_engine.final_model import Scored, blend, choose_final_model
+from automl_engine.history import RunHistory, StoredTrial
+from automl_engine.metrics import get_metric
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE, load_saved_model
+from automl_engine.runner import finalise, run
 from automl_ensemble import CaruanaEnsemble
 from automl_ensemble import plugin as ensemble_plugin
 

@@ -15,17 +15,17 @@ import numpy as np
 import pytest
 import yaml
 
-from automl_core.builtins.random_search import RandomSearch
-from automl_core.cli import main
 from automl_core.contracts import MetaData, SearchContext, SearchStrategy, WarmStart
-from automl_core.history import RunHistory
-from automl_core.metastore import save_metadata
-from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import load_plugins
-from automl_core.pool_space import PoolSpace
-from automl_core.run_folder import HISTORY_FILE
+from automl_core.random_search import RandomSearch
 from automl_core.space import config_key
 from automl_core.trial import Candidate, Result, Status, Trial
+from automl_engine.cli import main
+from automl_engine.history import RunHistory
+from automl_engine.metastore import save_metadata
+from automl_engine.pipeline_space import PipelineSpace
+from automl_engine.pool_space import PoolSpace
+from automl_engine.run_folder import HISTORY_FILE
 from automl_evolution import plugin as evolution_plugin
 from automl_evolution.operators import (
     PipelineVariation,

@@ -20,9 +20,9 @@ from typing import Any
 
 from distributed import Client, LocalCluster, get_worker
 
-from automl_core.builtins.processes import ProcessExecutor
 from automl_core.contracts import Evaluator, Executor
 from automl_core.trial import Result, Trial
+from automl_engine.builtins.processes import ProcessExecutor
 
 #: Attribute under which a Dask worker keeps its trial sandbox.
 SANDBOX = "_automl_sandbox"

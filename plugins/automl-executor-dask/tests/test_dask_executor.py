@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from automl_core.contracts import Evaluator
-from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
 from automl_core.trial import Result, Status, Trial
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 from automl_executor_dask.executor import DaskExecutor
 
 #: The ``dask`` command of this environment (``dask scheduler``, ``dask worker``).

@@ -12,14 +12,14 @@ from ConfigSpace import ConfigurationSpace, Float, Integer
 from scipy.stats import norm
 from sklearn.ensemble import RandomForestRegressor
 
-from automl_core.cli import main
 from automl_core.contracts import Fidelity, SearchContext, Surrogate, WarmStart
-from automl_core.history import RunHistory
-from automl_core.pipeline_space import PipelineSpace
-from automl_core.pool_space import PoolSpace
-from automl_core.run_folder import HISTORY_FILE
 from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
+from automl_engine.cli import main
+from automl_engine.history import RunHistory
+from automl_engine.pipeline_space import PipelineSpace
+from automl_engine.pool_space import PoolSpace
+from automl_engine.run_folder import HISTORY_FILE
 from automl_halving.schedule import Rung, halving_bracket, hyperband_brackets, rung_budgets
 from automl_halving.strategy import (
     AsynchronousHalving,

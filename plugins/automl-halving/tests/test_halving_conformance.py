@@ -1,6 +1,6 @@
-"""The racing strategies pass the conformance kit (automl_core.testing)."""
+"""The racing strategies pass the conformance kit (automl_engine.testing)."""
 
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 STRATEGIES = ("successive_halving", "hyperband", "asha")
 

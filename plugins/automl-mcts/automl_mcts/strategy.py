@@ -32,7 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.acquisition import (
+from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
+from automl_core.space import require_vector_space
+from automl_core.trial import Candidate, Result, Trial
+from automl_engine.acquisition import (
     best_first,
     check_pending_lie,
     constant_liar_targets,
@@ -40,9 +43,6 @@ from automl_core.acquisition import (
     failures_as_worst,
     prepared_surrogate,
 )
-from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
-from automl_core.space import require_vector_space
-from automl_core.trial import Candidate, Result, Trial
 from automl_mcts.decisions import Decisions, Structure, make_decisions
 from automl_mcts.tree import Node, puct, softmax, widening_limit
 

@@ -17,8 +17,8 @@ import numpy as np
 from automl_core.contracts import MetaData, MetaDataLoader
 from automl_core.errors import AutoMLError, UnknownComponentError
 from automl_core.hookspecs import RegisterCommand
-from automl_core.metastore import save_metadata
 from automl_core.plugins import Plugins, load_plugins
+from automl_engine.metastore import save_metadata
 from automl_metadata.histories import metadata_from_runs
 from automl_metadata.store import MetaDataSource, metadata_dir
 

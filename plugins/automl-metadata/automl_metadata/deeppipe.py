@@ -61,7 +61,7 @@ import numpy as np
 
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
-from automl_core.pool_space import PoolSpace
+from automl_engine.pool_space import PoolSpace
 from automl_metadata.archive import read_json_member, read_member
 from automl_metadata.oboe import OBOE_PACKAGE, read_sizes
 from automl_metadata.store import MetaDataSource, Package

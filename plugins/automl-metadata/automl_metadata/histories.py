@@ -26,11 +26,11 @@ import pandas as pd
 
 from automl_core.contracts import MetaData, MetaFeatureProvider
 from automl_core.errors import AutoMLError
-from automl_core.history import RunHistory
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.sources import load_dataset
 from automl_core.space import config_key
+from automl_engine.history import RunHistory
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.sources import load_dataset
 
 
 @dataclass

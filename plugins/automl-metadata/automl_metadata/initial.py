@@ -15,8 +15,8 @@ import numpy as np
 
 from automl_core.contracts import MetaData, SearchSpace, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError
-from automl_core.metastore import check_metadata_reference
 from automl_core.space import vector_space
+from automl_engine.metastore import check_metadata_reference
 
 
 class InitialIds(WarmStarter):

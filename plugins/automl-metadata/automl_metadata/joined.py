@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from automl_core.contracts import MetaData
-from automl_core.metastore import is_metadata_folder, load_metadata
 from automl_core.plugins import Plugins, registry_or_installed
+from automl_engine.metastore import is_metadata_folder, load_metadata
 
 
 class JoinedMetaData:

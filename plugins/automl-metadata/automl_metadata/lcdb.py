@@ -26,7 +26,7 @@ import pandas as pd
 
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
-from automl_core.pool_space import PoolSpace
+from automl_engine.pool_space import PoolSpace
 from automl_metadata.archive import read_csv
 from automl_metadata.store import MetaDataSource, Package
 

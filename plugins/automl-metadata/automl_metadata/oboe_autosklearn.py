@@ -46,9 +46,9 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from automl_core.contracts import MetaData
 from automl_core.errors import AutoMLError, DatasetError
-from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import Plugins, registry_or_installed
 from automl_core.space import config_key, pipeline_space
+from automl_engine.pipeline_space import PipelineSpace
 from automl_metadata.oboe import Oboe
 from automl_metadata.store import MetaDataSource
 

@@ -79,7 +79,7 @@ def table_benchmark(
 ) -> TableBenchmark:
     """A table-lookup benchmark over the meta-data folder at ``path`` (``task: {benchmark:
     {name: table, params: {path: ...}}, dataset: ...}``), in the format of
-    :func:`automl_core.metastore.save_metadata`; ``include`` / ``exclude`` as for every
+    :func:`automl_engine.metastore.save_metadata`; ``include`` / ``exclude`` as for every
     table benchmark (:class:`TableBenchmark`)."""
     return TableBenchmark(FolderMetaData(path).load(), include=include, exclude=exclude)
 

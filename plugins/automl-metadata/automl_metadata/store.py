@@ -3,7 +3,7 @@
 Meta-datasets arrive in the formats their authors chose (a 258 MB JSON file, ARFF, CSV with
 dict literals in the header). Parsing those takes from seconds to a minute, so each
 :class:`MetaDataSource` converts its package once per machine into a *meta-data folder*
-(:func:`automl_core.metastore.save_metadata`) under ``<cache>/metadata/`` and reads that
+(:func:`automl_engine.metastore.save_metadata`) under ``<cache>/metadata/`` and reads that
 folder afterwards, in about a second and without the network.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
-from automl_core.cache import cache_dir, fetch_package, find_package
 from automl_core.contracts import MetaData
-from automl_core.metastore import is_metadata_folder, load_metadata, save_metadata
+from automl_engine.cache import cache_dir, fetch_package, find_package
+from automl_engine.metastore import is_metadata_folder, load_metadata, save_metadata
 
 
 def converted(name: str, build: Callable[[], MetaData]) -> MetaData:

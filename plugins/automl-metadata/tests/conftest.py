@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from automl_core.cache import CACHE_DIR_ENV, cache_dir
+from automl_engine.cache import CACHE_DIR_ENV, cache_dir
 
 
 @pytest.fixture(scope="session")

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from automl_core.cache import CACHE_DIR_ENV
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError, InvalidConfigurationError
-from automl_core.pipeline_space import PipelineSpace
+from automl_engine.cache import CACHE_DIR_ENV
+from automl_engine.pipeline_space import PipelineSpace
 from automl_metadata.archive import read_member
 from automl_metadata.autosklearn import FILES, AutoSklearnMetaData
 

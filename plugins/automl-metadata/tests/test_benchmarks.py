@@ -11,15 +11,15 @@ import pytest
 import yaml
 
 import automl_metadata.plugin
-from automl_core.cli import main
-from automl_core.history import RunHistory
-from automl_core.metastore import load_metadata
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
-from automl_core.suites import run_suite
 from automl_core.trial import Status, Trial
+from automl_engine.cli import main
+from automl_engine.history import RunHistory
+from automl_engine.metastore import load_metadata
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
+from automl_engine.suites import run_suite
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.store import metadata_dir
 

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from automl_core.cache import CACHE_DIR_ENV
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
+from automl_engine.cache import CACHE_DIR_ENV
 from automl_metadata.archive import read_member
 from automl_metadata.deeppipe import (
     DEEPPIPE_PACKAGE,

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from automl_core.cli import main as automl
 from automl_core.contracts import MetaFeatureProvider, SearchContext
 from automl_core.errors import AutoMLError
-from automl_core.metastore import load_metadata
-from automl_core.recipe import parse_recipe
-from automl_core.runner import run
-from automl_core.testing import Component, parametrize_with_checks
-from automl_core.testing.spaces import pipeline_space, pool_space
 from automl_core.trial import Result, Status, Trial
+from automl_engine.cli import main as automl
+from automl_engine.metastore import load_metadata
+from automl_engine.recipe import parse_recipe
+from automl_engine.runner import run
+from automl_engine.testing import Component, parametrize_with_checks
+from automl_engine.testing.spaces import pipeline_space, pool_space
 from automl_metadata.design import FixedDesign
 from automl_metadata.histories import metadata_from_runs
 

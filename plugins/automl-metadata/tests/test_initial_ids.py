@@ -10,13 +10,13 @@ import pytest
 
 from automl_core.contracts import TaskDescription
 from automl_core.errors import AutoMLError
-from automl_core.history import RunHistory
-from automl_core.metastore import save_metadata
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
-from automl_core.testing.data_checks import kit_metadata
-from automl_core.testing.spaces import pool_space
+from automl_engine.history import RunHistory
+from automl_engine.metastore import save_metadata
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
+from automl_engine.testing.data_checks import kit_metadata
+from automl_engine.testing.spaces import pool_space
 from automl_metadata.initial import InitialIds
 
 

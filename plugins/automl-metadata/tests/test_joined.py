@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from automl_core.contracts import MetaData
-from automl_core.metastore import save_metadata
 from automl_core.plugins import load_plugins
+from automl_engine.metastore import save_metadata
 
 
 def _folders(tmp_path):
@@ -61,7 +61,7 @@ def test_a_source_registered_by_another_plugin_in_the_process_is_joined_by_name(
     """The sides are built from the registry that built ``joined`` (any plugin's source,
     even one registered in the process), not from automl-metadata's own list."""
     from automl_core import hookimpl
-    from automl_core.metastore import load_metadata
+    from automl_engine.metastore import load_metadata
 
     losses, _ = _folders(tmp_path)
 

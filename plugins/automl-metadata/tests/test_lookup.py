@@ -23,21 +23,21 @@ from sklearn.model_selection import cross_val_score
 from sklearn.tree import DecisionTreeClassifier
 
 from automl_core import hookimpl
-from automl_core.cli import main
 from automl_core.contracts import MetaData
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
-from automl_core.history import RunHistory
 from automl_core.hookspecs import RegisterFactory
-from automl_core.metastore import is_metadata_folder, load_metadata, save_metadata
-from automl_core.metrics import normalised_regret
 from automl_core.plugins import LOAD_PLUGINS_ENV, Plugins, load_plugins
-from automl_core.pool_space import PoolSpace
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE, SUMMARY_FILE
-from automl_core.runner import run
-from automl_core.suites import SUITE_FILE, run_suite
-from automl_core.testing.data_checks import kit_metadata
 from automl_core.trial import Status, Trial
+from automl_engine.cli import main
+from automl_engine.history import RunHistory
+from automl_engine.metastore import is_metadata_folder, load_metadata, save_metadata
+from automl_engine.metrics import normalised_regret
+from automl_engine.pool_space import PoolSpace
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE, SUMMARY_FILE
+from automl_engine.runner import run
+from automl_engine.suites import SUITE_FILE, run_suite
+from automl_engine.testing.data_checks import kit_metadata
 from automl_metadata import plugin as metadata_plugin
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.store import FolderMetaData, MetaDataSource, Package, converted

@@ -77,9 +77,9 @@ def _train_ranking(
     args: argparse.Namespace, architecture: Architecture, start: DidaWeights | None
 ) -> DidaWeights:
     from automl_core.errors import AutoMLError
-    from automl_core.metastore import resolve_metadata
     from automl_core.plugins import load_plugins
     from automl_core.space import pipeline_space
+    from automl_engine.metastore import resolve_metadata
     from automl_metafeatures_dida.ranking import RankingTraining
     from automl_metafeatures_dida.train import train_ranking
 

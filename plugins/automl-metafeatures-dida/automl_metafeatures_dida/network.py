@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from automl_core.cache import load_arrays, save_arrays
+from automl_engine.cache import load_arrays, save_arrays
 
 #: The neighbours each point interacts with (the authors' code).
 NEIGHBOURS = 30

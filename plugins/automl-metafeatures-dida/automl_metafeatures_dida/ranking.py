@@ -27,9 +27,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from automl_core.component_rows import NetworkInputs, numeric_ranges
 from automl_core.contracts import MetaData
 from automl_core.space import VectorSpace
+from automl_engine.component_rows import NetworkInputs, numeric_ranges
 from automl_metafeatures_dida.network import Dida, Patch
 from automl_metafeatures_dida.patches import PatchSizes, Table, sample_patch
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from automl_core.dataset import is_categorical
+from automl_engine.dataset import is_categorical
 
 #: Levels of one categorical column kept as their own one-hot columns; the rest share one.
 MAX_CATEGORIES = 20

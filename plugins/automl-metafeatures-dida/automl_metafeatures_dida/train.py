@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from automl_core.builtins.sources import keel_names
-from automl_core.cache import cache_dir, content_key
 from automl_core.contracts import MetaData
-from automl_core.metastore import metadata_fingerprint
 from automl_core.plugins import Plugins, load_plugins
-from automl_core.sources import load_dataset
 from automl_core.space import VectorSpace
+from automl_engine.builtins.sources import keel_names
+from automl_engine.cache import cache_dir, content_key
+from automl_engine.metastore import metadata_fingerprint
+from automl_engine.sources import load_dataset
 from automl_metafeatures_dida.network import Architecture, Dida, DidaWeights
 from automl_metafeatures_dida.patches import (
     Table,

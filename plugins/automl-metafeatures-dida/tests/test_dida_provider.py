@@ -12,7 +12,7 @@ import torch
 from sklearn.datasets import load_iris
 
 from automl_core.errors import AutoMLError
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 from automl_metafeatures_dida.network import Architecture, Dida, DidaWeights
 from automl_metafeatures_dida.provider import DidaMetaFeatures
 from automl_metafeatures_dida.tables import numeric_table
@@ -77,7 +77,7 @@ def test_without_trained_weights_the_error_says_how_to_train(tmp_path, monkeypat
 
 
 def test_validate_refuses_a_recipe_naming_dida_before_it_is_trained(tmp_path, monkeypatch, capsys):
-    from automl_core.cli import main
+    from automl_engine.cli import main
 
     monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
     recipe = tmp_path / "recipe.yaml"
@@ -99,7 +99,7 @@ def test_conformance(component, check):
 
 
 def test_dida_list_on_an_empty_cache_says_how_to_train(tmp_path, monkeypatch, capsys):
-    from automl_core.cli import main
+    from automl_engine.cli import main
 
     monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
     assert main(["dida", "list"]) == 0

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from automl_core.contracts import MetaData
-from automl_core.testing.spaces import pipeline_space
+from automl_engine.testing.spaces import pipeline_space
 from automl_metafeatures_dida.network import Architecture, Dida
 from automl_metafeatures_dida.patches import PatchSizes
 from automl_metafeatures_dida.ranking import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from automl_core.cli import main as automl
+from automl_engine.cli import main as automl
 from automl_metafeatures_dida.network import Architecture
 from automl_metafeatures_dida.patches import PatchSizes, Training
 from automl_metafeatures_dida.train import list_checkpoints, split_corpus, train
@@ -42,9 +42,9 @@ def test_ranking_training_on_real_meta_data_is_cached_and_run_by_the_command(
     import numpy as np
 
     from automl_core.contracts import MetaData
-    from automl_core.metastore import save_metadata
     from automl_core.plugins import load_plugins
     from automl_core.space import pipeline_space
+    from automl_engine.metastore import save_metadata
     from automl_metafeatures_dida.ranking import RankingTraining
     from automl_metafeatures_dida.train import train_ranking
 

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automl_core.cache import cache_dir, content_key, load_arrays, save_arrays
 from automl_core.contracts import MetaData
-from automl_core.metastore import metadata_fingerprint
+from automl_engine.cache import cache_dir, content_key, load_arrays, save_arrays
+from automl_engine.metastore import metadata_fingerprint
 from automl_metafeatures_metabu.encoding import configuration_matrix
 from automl_metafeatures_metabu.learn import (
     FGWSettings,

@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from automl_core.contracts import MetaData, MetaFeatureProvider
-from automl_core.metastore import resolve_metadata
 from automl_core.plugins import Plugins, registry_or_installed
+from automl_engine.metastore import resolve_metadata
 from automl_metafeatures_metabu.fitting import FittedMetabu, MetabuSettings, fit_metabu
 from automl_metafeatures_metabu.learn import FGWSettings
 

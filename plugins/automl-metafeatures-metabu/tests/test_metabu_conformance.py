@@ -1,9 +1,9 @@
-"""metabu, fitted on auto-sklearn's meta-data, passes the conformance kit (automl_core.testing)
+"""metabu, fitted on auto-sklearn's meta-data, passes the conformance kit (automl_engine.testing)
 for meta-feature providers."""
 
 import pytest
 
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 pytest.importorskip("automl_metafeatures")  # the basic (hand-crafted) provider
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from automl_core.cli import main
-from automl_core.history import RunHistory
-from automl_core.run_folder import HISTORY_FILE
+from automl_engine.cli import main
+from automl_engine.history import RunHistory
+from automl_engine.run_folder import HISTORY_FILE
 
 pytest.importorskip("automl_metafeatures")  # the basic (hand-crafted) provider
 pytest.importorskip("automl_warmstart_knd")

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from automl_core.contracts import MetaData
-from automl_core.metastore import save_metadata
 from automl_core.plugins import load_plugins
+from automl_engine.metastore import save_metadata
 from automl_metafeatures_metabu.encoding import tabulate
 from automl_metafeatures_metabu.fitting import (
     FittedMetabu,
@@ -184,7 +184,7 @@ def test_the_fit_command_prints_what_metabu_learned(tmp_path, capsys):
     and the meta-feature that decides the family's best configurations weighing most."""
     import json
 
-    from automl_core.cli import main
+    from automl_engine.cli import main
 
     save_metadata(family(), tmp_path / "meta")
     command = ["metabu", "fit", str(tmp_path / "meta"), "--top", "4", "--dimension", "2"]

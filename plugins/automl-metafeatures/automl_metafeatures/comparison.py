@@ -153,7 +153,7 @@ def load_twin(twin: Twin) -> tuple[pd.DataFrame, np.ndarray]:
 
         bunch = load_breast_cancer(as_frame=True)
         return bunch.data, bunch.target.to_numpy()
-    from automl_core.builtins.sources import load_keel
+    from automl_engine.builtins.sources import load_keel
 
     source, name = twin.source.split(":", 1)
     if source != "keel":
@@ -181,8 +181,8 @@ def stored_table() -> pd.DataFrame:
     """auto-sklearn 0.15.0's meta-features (208 datasets x 37): the registered meta-data
     source ``autosklearn`` (automl-metadata provides it), found by name as a recipe finds it,
     so that this plugin imports no other."""
-    from automl_core.metastore import resolve_metadata
     from automl_core.plugins import load_plugins
+    from automl_engine.metastore import resolve_metadata
 
     table = resolve_metadata("autosklearn", None, load_plugins()).metafeatures
     if table is None:

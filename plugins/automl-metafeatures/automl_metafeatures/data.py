@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from automl_core.dataset import is_categorical
+from automl_engine.dataset import is_categorical
 
 #: auto-sklearn's default ``minimum_fraction``: rarer categories are merged into one.
 MINORITY_FRACTION = 0.01

@@ -1,6 +1,6 @@
-"""handcrafted passes the conformance kit (automl_core.testing) for meta-feature providers."""
+"""handcrafted passes the conformance kit (automl_engine.testing) for meta-feature providers."""
 
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 
 @parametrize_with_checks([Component("metafeature_provider", "handcrafted")])

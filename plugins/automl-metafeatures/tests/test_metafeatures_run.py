@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from automl_core.history import RunHistory
 from automl_core.plugins import LOAD_PLUGINS_ENV, load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 from automl_metafeatures import feature_names
 
 

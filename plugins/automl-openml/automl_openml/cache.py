@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from automl_core.cache import cache_dir
+from automl_engine.cache import cache_dir
 
 #: The server whose files the cache holds; it also names the cache sub-folder openml uses
 #: (``org/openml/www``), whatever server the user's own openml configuration names.

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from automl_core import hookimpl
-from automl_core.dataset import Dataset
 from automl_core.errors import DatasetError
 from automl_core.hookspecs import RegisterCommand, RegisterFactory
-from automl_core.sources import CheckedSource
+from automl_engine.dataset import Dataset
+from automl_engine.sources import CheckedSource
 from automl_openml.importer import IMPORT_HELP, configure_import, run_import
 from automl_openml.sources import load_openml, load_openml_task, parse_id
 

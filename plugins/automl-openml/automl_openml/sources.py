@@ -33,8 +33,8 @@ import pandas as pd
 import xmltodict
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-from automl_core.dataset import TASKS, Dataset, check_dataset
 from automl_core.errors import DatasetError
+from automl_engine.dataset import TASKS, Dataset, check_dataset
 from automl_openml.cache import (
     ARFF_FILE,
     DESCRIPTION_FILE,
@@ -341,7 +341,7 @@ def choose_target(where: str, openml_dataset: Any, columns: list[str], target: s
 
 def openml_task(values: pd.Series) -> str:
     """OpenML's own rule: a numeric target is regressed on, a nominal or string one is
-    classified. (The core's :func:`~automl_core.dataset.infer_task` would call an integer
+    classified. (The core's :func:`~automl_engine.dataset.infer_task` would call an integer
     target such as cpu's performance, 209 distinct counts, a classification.)"""
     if is_numeric_dtype(values.dtype) and not is_bool_dtype(values.dtype):
         return "regression"

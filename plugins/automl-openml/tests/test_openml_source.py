@@ -21,10 +21,10 @@ from openml_testdata import (
     quality,
 )
 
-from automl_core.cli import build_parser
-from automl_core.dataset import infer_task
 from automl_core.errors import DatasetError
-from automl_core.sources import check_reference, load_dataset
+from automl_engine.cli import build_parser
+from automl_engine.dataset import infer_task
+from automl_engine.sources import check_reference, load_dataset
 from automl_openml.cache import openml_configured
 from automl_openml.importer import import_openml_command, run_import
 from automl_openml.sources import load_openml

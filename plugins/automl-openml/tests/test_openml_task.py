@@ -15,12 +15,12 @@ import yaml
 from openml_testdata import SKLEARN_OPENML, dataset_dir, task_dir
 from sklearn.model_selection import ShuffleSplit, StratifiedKFold
 
-from automl_core.cli import main
 from automl_core.errors import DatasetError
-from automl_core.history import RunHistory
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.sources import load_dataset
-from automl_core.tasks import split_test
+from automl_engine.cli import main
+from automl_engine.history import RunHistory
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.sources import load_dataset
+from automl_engine.tasks import split_test
 from automl_openml.sources import load_openml, load_openml_task
 
 IRIS_TASK = 990061  # ids far above OpenML's (~400k) so no one mistakes them for real tasks

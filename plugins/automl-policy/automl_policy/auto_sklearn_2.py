@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.cache import cache_dir, write_atomically
 from automl_core.contracts import Policy, PolicySelector, TaskDescription
+from automl_engine.cache import cache_dir, write_atomically
 from automl_policy.lcdb_runs import CACHE_VERSION, Runs, load_runs
 from automl_policy.selector import PairwiseSelector
 from automl_policy.simulate import FALLBACK, POLICIES, simulate_all

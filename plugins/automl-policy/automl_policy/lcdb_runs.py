@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from automl_core.cache import cache_dir, write_atomically
+from automl_engine.cache import cache_dir, write_atomically
 from automl_metadata.archive import read_csv
 from automl_metadata.lcdb import CURVES_FILE, DATASETS_FILE, LCDB
 

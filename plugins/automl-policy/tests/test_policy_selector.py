@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 import automl_policy.auto_sklearn_2 as auto_sklearn_2
-from automl_core.cache import CACHE_DIR_ENV
-from automl_core.compose import prepare
 from automl_core.contracts import TaskDescription
-from automl_core.history import RunHistory
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.cache import CACHE_DIR_ENV
+from automl_engine.compose import prepare
+from automl_engine.history import RunHistory
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 from automl_policy.auto_sklearn_2 import AutoSklearn2Selector, grid_budget, simulated_losses
 from automl_policy.lcdb_runs import INNER_SPLITS, OUTER_SPLITS, Runs
 from automl_policy.selector import PairwiseSelector

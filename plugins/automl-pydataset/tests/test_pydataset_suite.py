@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from automl_bench.suites import read_suite, suite_tasks
 
-from automl_core.recipe import parse_recipe
-from automl_core.runner import run
-from automl_core.sources import load_dataset
+from automl_engine.recipe import parse_recipe
+from automl_engine.runner import run
+from automl_engine.sources import load_dataset
 from automl_pydataset import plugin
 from automl_pydataset.source import REGRESSION_TARGETS, pydataset_index
 

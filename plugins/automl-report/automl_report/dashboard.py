@@ -20,7 +20,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from automl_core.history import RunHistory
+from automl_engine.history import RunHistory
 from automl_report.reading import history_path, history_stamp
 from automl_report.render import PAGE_FILE, render_report
 

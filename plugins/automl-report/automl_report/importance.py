@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automl_core.history import StoredTrial
+from automl_engine.history import StoredTrial
 
 #: Fewer finished, successful trials than this: no surrogate worth explaining.
 MIN_TRIALS = 10

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from automl_core.cli import describe_warm_start
+from automl_engine.cli import describe_warm_start
 from automl_report.figures import STATUS_COLOURS, short_name
 from automl_report.importance import Importance
 from automl_report.reading import RunRecord

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from automl_core.errors import AutoMLError
-from automl_core.history import RunHistory, StoredTrial
-from automl_core.run_folder import HISTORY_FILE, SUMMARY_FILE, finished_summary
+from automl_engine.history import RunHistory, StoredTrial
+from automl_engine.run_folder import HISTORY_FILE, SUMMARY_FILE, finished_summary
 
-#: The history's meta keys the page reads (``automl_core.compose.record_setup`` and the
+#: The history's meta keys the page reads (``automl_engine.compose.record_setup`` and the
 #: tasks write them): anything else the run keeps is not shown.
 META_KEYS = (
     "recipe",

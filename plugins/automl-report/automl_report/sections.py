@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from automl_core.history import StoredTrial, rank_key
 from automl_core.space import config_key
 from automl_core.trial import Status
+from automl_engine.history import StoredTrial, rank_key
 
 #: A configuration key that names a stage's chosen component (``classifier:__choice__``).
 CHOICE = "__choice__"
@@ -162,7 +162,7 @@ class Entry:
 def leaderboard(
     trials: Sequence[StoredTrial], metric: str, ensemble: Mapping[Any, float], top: int = 20
 ) -> list[Entry]:
-    """The ``top`` finished trials in the run's ranking (:func:`automl_core.history.rank_key`:
+    """The ``top`` finished trials in the run's ranking (:func:`automl_engine.history.rank_key`:
     the largest budget first, then the loss), each with its pipeline, its hyper-parameters
     and its weight in the final model."""
     weights = {int(k): float(v) for k, v in ensemble.items()}

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from automl_core.contracts import MetaData
-from automl_core.metastore import save_metadata
 from automl_core.plugins import load_plugins
-from automl_core.pool_space import PoolSpace
-from automl_core.recipe import parse_recipe
-from automl_core.runner import run
+from automl_engine.metastore import save_metadata
+from automl_engine.pool_space import PoolSpace
+from automl_engine.recipe import parse_recipe
+from automl_engine.runner import run
 
 SPACE = {
     "name": "autosklearn-classification",

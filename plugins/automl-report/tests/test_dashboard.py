@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from automl_core.history import HistoryError, RunHistory
-from automl_core.run_folder import HISTORY_FILE
+from automl_engine.history import HistoryError, RunHistory
+from automl_engine.run_folder import HISTORY_FILE
 from automl_report.dashboard import LivePage, make_server
 
 CHROMIUM = next(
@@ -79,7 +79,7 @@ def test_the_dashboard_grows_while_the_run_writes(tmp_path):
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text(yaml.safe_dump(RECIPE))
     run_dir = tmp_path / "run"
-    automl = [sys.executable, "-m", "automl_core.cli"]
+    automl = [sys.executable, "-m", "automl_engine.cli"]
     running = subprocess.Popen(
         [*automl, "run", str(recipe), "--out", str(run_dir), "--quiet"],
         stdout=subprocess.DEVNULL,

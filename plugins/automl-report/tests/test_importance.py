@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.ensemble import RandomForestRegressor
 
-from automl_core.history import StoredTrial
 from automl_core.trial import Trial
+from automl_engine.history import StoredTrial
 from automl_report.importance import _permutation_drops, hyperparameter_importance
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from automl_core.cli import main
 from automl_core.errors import AutoMLError
-from automl_core.history import RunHistory, rank_key
-from automl_core.run_folder import HISTORY_FILE
+from automl_engine.cli import main
+from automl_engine.history import RunHistory, rank_key
+from automl_engine.run_folder import HISTORY_FILE
 from automl_report.importance import encode, hyperparameter_importance
 from automl_report.render import render_report
 from automl_report.sections import chosen_components, hyperparameters

@@ -16,7 +16,7 @@ preprocessor keeps the columns (``no_preprocessing``): the column transformer is
 :class:`~automl_sklearn.transformers.CategoriesAsFrame`. With one-hot encoding, or after a
 preprocessor that mixes or selects columns, it gets numbers like every other estimator.
 
-Columns are categorical per :func:`automl_core.dataset.is_categorical` (category, object,
+Columns are categorical per :func:`automl_engine.dataset.is_categorical` (category, object,
 string and bool dtypes) in the DataFrame given to ``fit``; a NumPy array is all numerical.
 The column transformer's output is always dense, as in auto-sklearn for dense data; the only
 sparse producer in the space is ``random_trees_embedding``.
@@ -32,8 +32,8 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 
-from automl_core.dataset import is_categorical
 from automl_core.space import BuildContext, PipelineComponent
+from automl_engine.dataset import is_categorical
 from automl_sklearn.data_preprocessing import ClassBalancing
 from automl_sklearn.transformers import CategoriesAsFrame, categorical_codes, densifier
 

@@ -38,7 +38,7 @@ AUTOML_PLUGIN_API = 1
 
 #: What a fitted pipeline of this plugin's components holds beyond what skops trusts by
 #: itself, as ``skops.io.get_untrusted_types`` names it: a saved model naming anything else is
-#: refused (``automl_core.model_trust``). Found by saving pipelines of every component of both
+#: refused (``automl_engine.model_trust``). Found by saving pipelines of every component of both
 #: spaces, at its defaults and at each value of its categorical hyper-parameters, for binary,
 #: multi-class and regression tasks; the round trip of ``tests/test_model_trust.py`` keeps it
 #: complete. Only functions a pipeline needs are here: a model calls those it holds.

@@ -36,8 +36,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from itertools import product
 
-from automl_core.pipeline_space import PipelineSpace
 from automl_core.space import Combination, PipelineComponent, Stage
+from automl_engine.pipeline_space import PipelineSpace
 from automl_sklearn.assemble import assemble
 from automl_sklearn.data_preprocessing import BALANCING_STRATEGIES, balancing_space
 

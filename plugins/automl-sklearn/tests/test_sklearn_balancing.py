@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from automl_core.compose import prepare
 from automl_core.errors import PluginError
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
 from automl_core.space import BuildContext
+from automl_engine.compose import prepare
+from automl_engine.recipe import parse_recipe
 from automl_sklearn.plugin import COMPONENTS
 from automl_sklearn.spaces import balancing_default, classification_space
 from automl_sklearn.wrappers import BalancedSampleWeights

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import load_plugins
 from automl_core.space import PipelineComponent
+from automl_engine.pipeline_space import PipelineSpace
 from automl_sklearn import plugin
 
 CLASSIFIERS = {

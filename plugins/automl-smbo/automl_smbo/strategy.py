@@ -14,18 +14,18 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.acquisition import (
+from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
+from automl_core.space import VectorSpace, require_vector_space
+from automl_core.trial import Candidate, Config, Result, Trial
+from automl_engine.acquisition import (
     check_pending_lie,
     constant_liar_targets,
     failures_as_worst,
     prepared_surrogate,
     rank_pool,
 )
-from automl_core.component_rows import components_alone, stage_position
-from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
-from automl_core.pool_space import PoolSpace
-from automl_core.space import VectorSpace, require_vector_space
-from automl_core.trial import Candidate, Config, Result, Trial
+from automl_engine.component_rows import components_alone, stage_position
+from automl_engine.pool_space import PoolSpace
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import LocalSearch, PerComponentSearch
 

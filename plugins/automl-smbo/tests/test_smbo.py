@@ -11,13 +11,13 @@ from ConfigSpace import ConfigurationSpace, Float, Integer
 from scipy.stats import norm
 from sklearn.neighbors import KNeighborsRegressor
 
-from automl_core.builtins.random_search import RandomSearch
-from automl_core.component_rows import ComponentSelector
 from automl_core.contracts import SearchContext, Surrogate, WarmStart
-from automl_core.pipeline_space import PipelineSpace
-from automl_core.pool_space import PoolSpace
+from automl_core.random_search import RandomSearch
 from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
+from automl_engine.component_rows import ComponentSelector
+from automl_engine.pipeline_space import PipelineSpace
+from automl_engine.pool_space import PoolSpace
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import PerComponentSearch, best_first, climb
 from automl_smbo.strategy import SMBO
@@ -247,7 +247,7 @@ def test_a_space_without_encoded_rows_is_refused_with_what_it_lacks():
 def test_the_initial_design_can_take_so_many_configurations_of_each_component(kind):
     """``initial_per_component: 2``: after the space's default (a pipeline space has one),
     two random configurations of every component of the last stage (the model)."""
-    from automl_core.testing.spaces import pipeline_space, pool_space
+    from automl_engine.testing.spaces import pipeline_space, pool_space
 
     space = pool_space() if kind == "pool" else pipeline_space()
     strategy = SMBO(initial_per_component=2)

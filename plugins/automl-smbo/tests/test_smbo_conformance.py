@@ -1,6 +1,6 @@
-"""smbo passes the conformance kit (automl_core.testing) for its kind, search_strategy."""
+"""smbo passes the conformance kit (automl_engine.testing) for its kind, search_strategy."""
 
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 
 @parametrize_with_checks([Component("search_strategy", "smbo")])

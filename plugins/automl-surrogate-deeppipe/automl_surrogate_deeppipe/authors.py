@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from automl_core.cache import fetch_package
 from automl_core.contracts import MetaData
-from automl_core.pool_space import PoolSpace
+from automl_engine.cache import fetch_package
+from automl_engine.pool_space import PoolSpace
 from automl_surrogate_deeppipe.layout import Layout, Selector
 from automl_surrogate_deeppipe.metatrain import Architecture, Checkpoint
 from automl_surrogate_deeppipe.model import DTYPE, NETWORK_DTYPE, DeepKernelGP

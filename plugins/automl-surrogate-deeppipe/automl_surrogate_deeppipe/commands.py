@@ -93,8 +93,8 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from automl_core.metastore import resolve_metadata
     from automl_core.plugins import load_plugins
+    from automl_engine.metastore import resolve_metadata
     from automl_surrogate_deeppipe.metatrain import PRESETS, Architecture, meta_train
 
     if args.preset not in PRESETS:

@@ -24,16 +24,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from automl_core.component_rows import (
-    ComponentSelector,
-    NetworkInputs,
-)
 from automl_core.space import (
     ComponentBlock,
     EncodingBlocks,
     EncodingColumn,
     StageBlock,
     VectorSpace,
+)
+from automl_engine.component_rows import (
+    ComponentSelector,
+    NetworkInputs,
 )
 
 
@@ -192,7 +192,7 @@ class Layout:
 
 
 class Selector(ComponentSelector):
-    """The core's :class:`~automl_core.component_rows.ComponentSelector`, naming DeepPipe in
+    """The core's :class:`~automl_engine.component_rows.ComponentSelector`, naming DeepPipe in
     its errors."""
 
     def __init__(self, space: VectorSpace) -> None:

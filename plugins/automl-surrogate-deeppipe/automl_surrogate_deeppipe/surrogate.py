@@ -47,16 +47,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from automl_core.acquisition import standardise
-from automl_core.component_rows import numeric_ranges
 from automl_core.contracts import MetaData, Surrogate, TaskDescription
 from automl_core.errors import AutoMLError
-from automl_core.metastore import (
-    check_dataset_ids,
-    check_metadata_reference,
-    left_out_datasets,
-    metadata_for,
-)
 from automl_core.space import (
     ComponentBlock,
     EncodingBlocks,
@@ -67,6 +59,14 @@ from automl_core.space import (
     check_columns,
     check_encoded,
     check_losses,
+)
+from automl_engine.acquisition import standardise
+from automl_engine.component_rows import numeric_ranges
+from automl_engine.metastore import (
+    check_dataset_ids,
+    check_metadata_reference,
+    left_out_datasets,
+    metadata_for,
 )
 from automl_surrogate_deeppipe.authors import (
     ACCURACY_TARGETS,

@@ -7,9 +7,9 @@ import json
 import subprocess
 import sys
 
-from automl_core.cli import main
-from automl_core.metastore import save_metadata
 from automl_core.plugins import load_plugins
+from automl_engine.cli import main
+from automl_engine.metastore import save_metadata
 from automl_surrogate_deeppipe import plugin
 from automl_surrogate_deeppipe.surrogate import DeepPipeSurrogate
 

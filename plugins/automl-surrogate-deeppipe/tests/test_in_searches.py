@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from automl_core.contracts import SearchContext
-from automl_core.history import RunHistory
-from automl_core.metastore import metadata_fingerprint, save_metadata
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
-from automl_core.testing.spaces import loss_of, pipeline_space
 from automl_core.trial import Result, Status, Trial
+from automl_engine.history import RunHistory
+from automl_engine.metastore import metadata_fingerprint, save_metadata
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
+from automl_engine.testing.spaces import loss_of, pipeline_space
 from automl_surrogate_deeppipe.metatrain import list_checkpoints
 from automl_surrogate_deeppipe.surrogate import DeepPipeSurrogate
 

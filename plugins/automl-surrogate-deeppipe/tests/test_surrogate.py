@@ -264,7 +264,7 @@ def test_the_surrogate_pickles_with_its_predictions(family):
 def test_a_checkpoint_of_another_space_is_refused_naming_both(family, tmp_path):
     checkpoint = meta_train(family, family.pool, settings="quick")
     checkpoint.save(tmp_path / "c.pt")
-    from automl_core.testing.spaces import pool_space
+    from automl_engine.testing.spaces import pool_space
 
     other = pool_space()
     with pytest.raises(ValueError, match="another space's layout"):
@@ -275,7 +275,7 @@ def test_meta_data_over_another_space_is_refused_before_any_meta_training(family
     """A run's pipeline space and meta-data over another space's pipelines: refused at once,
     naming both layouts (it used to meta-train for minutes, then fail on the layouts)."""
     from automl_core.errors import AutoMLError
-    from automl_core.testing.spaces import pipeline_space
+    from automl_engine.testing.spaces import pipeline_space
     from automl_surrogate_deeppipe import surrogate as module
 
     monkeypatch.setattr(module, "meta_train", lambda *a, **k: pytest.fail("meta-trained"))

@@ -1,6 +1,6 @@
-"""deeppipe passes the conformance kit (automl_core.testing) for its kind, surrogate."""
+"""deeppipe passes the conformance kit (automl_engine.testing) for its kind, surrogate."""
 
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 
 @parametrize_with_checks(

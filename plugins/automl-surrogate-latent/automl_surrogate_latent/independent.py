@@ -23,7 +23,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
-from automl_core.acquisition import standardise
 from automl_core.contracts import Surrogate, TaskDescription
 from automl_core.space import (
     EncodingColumn,
@@ -32,6 +31,7 @@ from automl_core.space import (
     check_encoded,
     check_losses,
 )
+from automl_engine.acquisition import standardise
 from automl_surrogate_latent.inputs import RowPacker
 
 WHERE = "independent-gp surrogate"

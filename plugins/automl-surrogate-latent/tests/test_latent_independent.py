@@ -6,10 +6,10 @@ import numpy as np
 from latent_synthetic import family_losses, family_metadata, family_pool
 from test_latent_in_searches import lookup_recipe
 
-from automl_core.history import RunHistory
-from automl_core.metastore import save_metadata
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.history import RunHistory
+from automl_engine.metastore import save_metadata
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 from automl_surrogate_latent.independent import IndependentGPs
 
 

@@ -1,7 +1,7 @@
-"""latent and independent-gp pass the conformance kit (automl_core.testing) for their kind,
+"""latent and independent-gp pass the conformance kit (automl_engine.testing) for their kind,
 surrogate."""
 
-from automl_core.testing import Component, parametrize_with_checks
+from automl_engine.testing import Component, parametrize_with_checks
 
 
 @parametrize_with_checks(

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from automl_core.pipeline_space import PipelineSpace
 from automl_core.plugins import load_plugins
 from automl_core.space import INACTIVE, EncodingColumn
+from automl_engine.pipeline_space import PipelineSpace
 from automl_surrogate_rf import RandomForestSurrogate
 
 CLASSIFIER = "classifier:__choice__"

@@ -24,14 +24,14 @@ import pandas as pd
 
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError, InvalidConfigurationError
-from automl_core.metastore import (
+from automl_core.space import SearchSpace
+from automl_engine.metastore import (
     check_dataset_ids,
     check_metadata_reference,
     left_out_datasets,
     metafeature_value,
 )
-from automl_core.metastore import task_metafeatures as task_features
-from automl_core.space import SearchSpace
+from automl_engine.metastore import task_metafeatures as task_features
 
 log = logging.getLogger(__name__)
 

@@ -14,13 +14,13 @@ import pytest
 import automl_warmstart_knd.plugin
 from automl_core.contracts import MetaData, TaskDescription, WarmStarter
 from automl_core.errors import AutoMLError
-from automl_core.history import RunHistory
-from automl_core.metastore import left_out_datasets
 from automl_core.plugins import ENTRY_POINT_GROUP, load_plugins
-from automl_core.pool_space import PoolSpace
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.history import RunHistory
+from automl_engine.metastore import left_out_datasets
+from automl_engine.pool_space import PoolSpace
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 from automl_warmstart_knd import (
     KNearestDatasets,
     autosklearn_folder,
@@ -342,7 +342,7 @@ def test_auto_sklearn_wdbc_gets_its_own_best_only_without_leave_one_out(autoskle
 
 def test_an_oboe_lookup_run_starts_with_the_neighbours_best_without_its_own(tmp_path):
     pytest.importorskip("automl_metadata")
-    from automl_core.metastore import resolve_metadata
+    from automl_engine.metastore import resolve_metadata
 
     oboe = resolve_metadata("oboe", None, load_plugins())
     table = oboe.metafeatures

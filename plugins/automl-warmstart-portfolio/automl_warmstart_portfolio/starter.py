@@ -18,16 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.cache import cache_dir, content_key, write_atomically
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError, InvalidConfigurationError
-from automl_core.metastore import (
+from automl_core.space import SearchSpace
+from automl_engine.cache import cache_dir, content_key, write_atomically
+from automl_engine.metastore import (
     check_dataset_ids,
     check_metadata_reference,
     left_out_datasets,
     metadata_fingerprint,
 )
-from automl_core.space import SearchSpace
 from automl_warmstart_portfolio import greedy
 
 log = logging.getLogger(__name__)

@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from automl_core.history import RunHistory
-from automl_core.metastore import resolve_metadata
 from automl_core.plugins import load_plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.history import RunHistory
+from automl_engine.metastore import resolve_metadata
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 from automl_warmstart_portfolio import greedy_portfolio
 
 pytest.importorskip("automl_metadata")  # the oboe and lcdb sources and benchmarks

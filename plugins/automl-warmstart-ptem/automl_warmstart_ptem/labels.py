@@ -28,14 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from automl_core.cache import cache_dir, content_key, write_atomically
 from automl_core.contracts import Benchmark
-from automl_core.history import RunHistory
-from automl_core.metrics import normalised_regret
 from automl_core.plugins import Plugins
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
+from automl_engine.cache import cache_dir, content_key, write_atomically
+from automl_engine.history import RunHistory
+from automl_engine.metrics import normalised_regret
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
 
 
 def default_search() -> dict[str, Any]:

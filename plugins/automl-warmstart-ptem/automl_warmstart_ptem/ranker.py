@@ -25,7 +25,7 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
-from automl_core.metastore import metafeature_value
+from automl_engine.metastore import metafeature_value
 
 #: Relevance of a query's best source (and how many sources get a relevance above 0).
 TOP_K = 10

@@ -29,11 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automl_core.cache import cache_dir, content_key
-from automl_core.component_rows import ComponentSelector
 from automl_core.contracts import MetaData, TaskDescription, WarmStart, WarmStarter
 from automl_core.errors import AutoMLError
-from automl_core.metastore import (
+from automl_core.plugins import Plugins, registry_or_installed
+from automl_core.space import SearchSpace, vector_space
+from automl_engine.cache import cache_dir, content_key
+from automl_engine.component_rows import ComponentSelector
+from automl_engine.metastore import (
     check_dataset_ids,
     check_metadata_reference,
     left_out_datasets,
@@ -41,10 +43,8 @@ from automl_core.metastore import (
     save_metadata,
     task_metafeatures,
 )
-from automl_core.plugins import Plugins, registry_or_installed
-from automl_core.pool_space import PoolSpace
-from automl_core.run_folder import safe_folder_name
-from automl_core.space import SearchSpace, vector_space
+from automl_engine.pool_space import PoolSpace
+from automl_engine.run_folder import safe_folder_name
 from automl_metadata.lookup import TableBenchmark
 from automl_warmstart_ptem.labels import LabelRuns, LabelStore, leave_one_out_scores
 from automl_warmstart_ptem.ranker import TOP_K, SourceRanker
@@ -67,7 +67,7 @@ class RankedPTEM(WarmStarter):
     the meta-data's ``train`` split when it has one, else every dataset). ``label_*``: how
     the ranker's labels are measured (:class:`~automl_warmstart_ptem.labels.LabelRuns`);
     ``k``: the relevance of a query's best source. ``exclude`` / ``exclude_self``: datasets
-    never used as sources (see :func:`~automl_core.metastore.left_out_datasets`). ``pick:
+    never used as sources (see :func:`~automl_engine.metastore.left_out_datasets`). ``pick:
     random`` draws the source at random instead (seeded by ``seed`` and the target's name; no
     ranker is trained): the paper's ablation of the ranker.
     """

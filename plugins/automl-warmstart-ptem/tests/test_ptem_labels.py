@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from ptem_synthetic import kinds_metadata
 
-from automl_core.metastore import metadata_fingerprint, save_metadata
+from automl_engine.metastore import metadata_fingerprint, save_metadata
 from automl_metadata.lookup import TableBenchmark
 from automl_warmstart_ptem import labels
 from automl_warmstart_ptem.labels import (

@@ -11,13 +11,13 @@ from test_ptem_labels import SMALL
 
 from automl_core.contracts import MetaData, TaskDescription
 from automl_core.errors import AutoMLError
-from automl_core.history import RunHistory
-from automl_core.metastore import save_metadata
-from automl_core.recipe import parse_recipe
-from automl_core.run_folder import HISTORY_FILE
-from automl_core.runner import run
-from automl_core.testing import Component, parametrize_with_checks
-from automl_core.testing.spaces import loss_of, pipeline_space
+from automl_engine.history import RunHistory
+from automl_engine.metastore import save_metadata
+from automl_engine.recipe import parse_recipe
+from automl_engine.run_folder import HISTORY_FILE
+from automl_engine.runner import run
+from automl_engine.testing import Component, parametrize_with_checks
+from automl_engine.testing.spaces import loss_of, pipeline_space
 from automl_warmstart_ptem import labels
 from automl_warmstart_ptem.warmstart import RankedPTEM, with_pool
 

@@ -1,0 +1,276 @@
+"""The composition root: a recipe's names resolved into the components of one run.
+
+:func:`prepare` builds, in the order of one run's data flow (docs/architecture.md), the
+task (its data, space and evaluator), the warm start, the search strategy and the executor.
+Nothing else in the core creates components from names, so this is where a reader looks to
+see what a recipe turns into.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from automl_core.contracts import (
+    Benchmark,
+    Executor,
+    Policy,
+    SearchContext,
+    SearchStrategy,
+    Surrogate,
+    WarmStart,
+)
+from automl_core.errors import AutoMLError, RecipeError
+from automl_core.plugins import Plugins
+from automl_core.space import SearchSpace, by_kind
+from automl_engine.dataset import Dataset
+from automl_engine.finishing import FINISH_OVERHEAD_S
+from automl_engine.history import RunHistory
+from automl_engine.recipe import ComponentRef, Recipe, check_names, component_refs
+from automl_engine.tasks import Task, build_task
+from automl_engine.validation import check_fidelity, seeded_params
+
+#: The strategy a policy of successive halving switches to, unless the recipe's strategy
+#: races budgets itself (``SearchStrategy.races_budgets``); plugin automl-halving's.
+HALVING_STRATEGY = "successive_halving"
+
+
+@dataclass
+class Setup:
+    """Everything resolved from a recipe, ready to run."""
+
+    recipe: Recipe
+    task: Task
+    strategy: SearchStrategy
+    #: The strategy as run: the recipe's, or the one a policy switched to.
+    strategy_ref: ComponentRef
+    executor: Executor
+    warm_start: WarmStart | None = None
+    #: The threads a trial runs on: the executor's ``threads_per_trial``; None when it does
+    #: not say (one is assumed for the pipelines it builds).
+    threads_per_trial: int | None = None
+    #: Seconds each stage of the set-up took.
+    setup_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def space(self) -> SearchSpace:
+        return self.task.space
+
+    @property
+    def metric_name(self) -> str:
+        return self.task.description.metric
+
+
+def prepare(
+    recipe: Recipe,
+    plugins: Plugins,
+    benchmark: Benchmark | None = None,
+    dataset: Dataset | None = None,
+    policy: Policy | None = None,
+    spent: float = 0.0,
+    deadline: float | None = None,
+) -> Setup:
+    """Resolve every name of the recipe and build the components, in data-flow order.
+
+    ``benchmark`` is the already built benchmark of a suite, so that its meta-data is loaded
+    once for all the suite's runs. ``dataset`` is data held in memory, searched instead of
+    loading ``task.dataset``, which must then be a ``memory:<name>`` reference.
+    ``policy`` is the policy a resumed run was started with (``resampling: auto``), used
+    instead of asking the selector again. ``spent`` is the seconds a resumed run already
+    searched: the strategy is told the wall time left when it is set up
+    (``SearchContext.time_budget``), as the loop counts it. ``deadline`` (a
+    ``time.monotonic()`` value) is the end of the run's wall time: a set-up that reaches it
+    stops, naming what took the time.
+    """
+    clock = SetupClock(deadline, recipe.budget.wall_time, spent)
+    check_names(recipe, plugins)
+    task = build_task(recipe, plugins, benchmark=benchmark, dataset=dataset, policy=policy)
+    clock.lap("the task (data, meta-features, policy, the model format's import)")
+    warm_start = _warm_start(recipe, plugins, task)
+    clock.lap("the warm start")
+    strategy_ref = policy_strategy(recipe, task.policy, plugins)
+    check_fidelity(plugins, strategy_ref, task.fidelity)
+    strategy = plugins.create("search_strategy", strategy_ref.name, strategy_ref.params)
+    _check_space_kind(strategy, strategy_ref, task.space)
+    strategy.setup(
+        SearchContext(
+            space=task.space,
+            seed=recipe.seed,
+            surrogate_factory=_surrogate_factory(recipe, plugins),
+            warm_start=warm_start,
+            fidelity=task.fidelity,
+            task=task.description,
+            trial_budget=recipe.budget.trials,
+            time_budget=_time_left(recipe.budget.wall_time, spent, deadline),
+        )
+    )
+    clock.lap("the search strategy")
+    executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
+    _apply_limits(executor, recipe)
+    threads = getattr(executor, "threads_per_trial", None)  # Executor.threads_per_trial
+    task.use_threads(threads or 1)
+    return Setup(recipe, task, strategy, strategy_ref, executor, warm_start, threads, clock.laps)
+
+
+class SetupClock:
+    """Times the stages of a run's set-up, and stops the run when they leave no time to
+    search in its wall time (:data:`~automl_engine.finishing.FINISH_OVERHEAD_S` at least
+    must be left for after the search)."""
+
+    def __init__(self, deadline: float | None, wall_time: float | None, spent: float = 0.0) -> None:
+        self.deadline, self.wall_time = deadline, wall_time
+        self.laps: dict[str, float] = {}
+        self._last = time.monotonic()
+        #: when the run's wall time started (the command's or ``fit``'s start)
+        self._started = (
+            None if deadline is None or wall_time is None else deadline - wall_time + spent
+        )
+
+    def lap(self, stage: str) -> None:
+        now = time.monotonic()
+        self.laps[stage] = round(now - self._last, 3)
+        self._last = now
+        if self.deadline is not None and now + FINISH_OVERHEAD_S > self.deadline:
+            assert self.wall_time is not None and self._started is not None
+            raise WallTimeTooShort(self.wall_time, now - self._started, self.laps)
+
+
+class WallTimeTooShort(AutoMLError):
+    """The run's wall time ended, or left less than a run needs after its search, before
+    the first trial. ``elapsed`` is the seconds since the wall time started, ``laps`` what
+    each stage of the set-up took (what came before the set-up is the rest)."""
+
+    def __init__(self, wall_time: float, elapsed: float, laps: dict[str, float]) -> None:
+        self.wall_time, self.elapsed, self.laps = wall_time, elapsed, dict(laps)
+        super().__init__(
+            f"budget.wall_time ({wall_time:g}s) is too short: {self.detail()}. Raise "
+            "budget.wall_time, or leave out the slowest stage (meta-features, warm start, "
+            "resampling: auto)"
+        )
+
+    def detail(self) -> str:
+        """What the time went on, in words that do not name the recipe key."""
+        before = self.elapsed - sum(self.laps.values())
+        stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in self.laps.items())
+        return (
+            f"{self.elapsed:.2f}s had gone before the first trial ({before:.2f}s of start-up "
+            f"before the set-up, then {stages}), and a run keeps {FINISH_OVERHEAD_S:g}s after "
+            f"its search for finishing, so no trial could start in {self.wall_time:g}s"
+        )
+
+
+def _check_space_kind(strategy: SearchStrategy, ref: ComponentRef, space: SearchSpace) -> None:
+    """A strategy is set up only on a kind of space it claims (``space_kinds``)."""
+    kind = by_kind(space, lambda _: "pipeline", lambda _: "pool", lambda: None)
+    if kind is not None and kind not in strategy.space_kinds:
+        claimed = ", ".join(sorted(strategy.space_kinds))
+        raise RecipeError(
+            "search.strategy",
+            ref.name,
+            f"a strategy that searches {kind} spaces",
+            f"{ref.name!r} searches {claimed} spaces only (its space_kinds).",
+        )
+
+
+def _surrogate_factory(recipe: Recipe, plugins: Plugins) -> Callable[[], Surrogate] | None:
+    """A factory of the recipe's surrogate, for strategies that fit one (None: no surrogate)."""
+    surrogate = recipe.search.surrogate
+    if not surrogate:
+        return None
+
+    def build() -> Surrogate:
+        return plugins.create(
+            "surrogate", surrogate.name, seeded_params(plugins, surrogate, recipe)
+        )
+
+    return build
+
+
+def _time_left(
+    wall_time: float | None, spent: float, deadline: float | None = None
+) -> float | None:
+    """The seconds left to a run that already searched ``spent`` of its ``wall_time``
+    (None: no wall time): until ``deadline`` when there is one, so that the set-up so far
+    (meta-data, meta-features, warm start) is not counted as search time."""
+    if wall_time is None:
+        return None
+    if deadline is not None:
+        return max(0.0, deadline - time.monotonic())
+    return max(0.0, wall_time - spent)
+
+
+def _apply_limits(executor: Executor, recipe: Recipe) -> None:
+    """Hand the recipe's per-trial limits to the executor (validation made sure it enforces
+    them, :func:`~automl_engine.validation.check_recipe`)."""
+    budget = recipe.budget
+    if budget.trial_time is not None or budget.trial_memory_mb is not None:
+        executor.set_limits(budget.trial_time, budget.trial_memory_mb)
+
+
+def policy_strategy(recipe: Recipe, policy: Policy | None, plugins: Plugins) -> ComponentRef:
+    """The strategy the run uses: the recipe's, or successive halving (with the recipe's
+    surrogate, BOHB-style, as Auto-sklearn 2.0 combines them) when the policy races
+    candidates and the recipe's strategy does not race budgets itself."""
+    strategy = recipe.search.strategy
+    factory = plugins.get("search_strategy", strategy.name).obj
+    if policy is None or not policy.halving or getattr(factory, "races_budgets", False):
+        return strategy
+    return ComponentRef(HALVING_STRATEGY)
+
+
+def _warm_start(recipe: Recipe, plugins: Plugins, task: Task) -> WarmStart | None:
+    if recipe.warmstart is None:
+        return None
+    starter = plugins.create(
+        "warmstarter", recipe.warmstart.starter.name, recipe.warmstart.starter.params
+    )
+    return starter.suggest(task.description, task.space, recipe.warmstart.configs)
+
+
+def warm_start_record(recipe: Recipe, warm_start: WarmStart) -> dict[str, Any]:
+    """What the history keeps of the warm start: the starter, how many configurations it
+    suggested, and its own account of where they came from (``WarmStart.info``), made
+    JSON-safe."""
+    assert recipe.warmstart is not None
+    return {
+        "starter": recipe.warmstart.starter.name,
+        "configs": len(warm_start.configs),
+        "info": json.loads(json.dumps(warm_start.info, default=str)),
+    }
+
+
+def plugin_versions(recipe: Recipe, plugins: Plugins) -> dict[str, dict[str, str]]:
+    """For each component the recipe uses: its distribution and version."""
+    versions = {}
+    for path, kind, ref in component_refs(recipe):
+        origin = plugins.get(kind, ref.name).origin
+        versions[path] = {
+            "name": ref.name,
+            "distribution": origin.distribution,
+            "version": origin.version,
+        }
+    return versions
+
+
+def record_setup(history: RunHistory, setup: Setup, plugins: Plugins) -> None:
+    """Keep in a new run's history what its trials mean: the recipe, the plugins and
+    versions that ran them, the task, the warm start and the policy."""
+    from automl_core import __version__
+
+    history.set_meta("recipe", setup.recipe.raw)
+    history.set_meta("plugins", plugin_versions(setup.recipe, plugins))
+    history.set_meta("versions", {"automl-core": __version__, "python": platform.python_version()})
+    setup.task.record(history)
+    history.set_meta("metric", setup.metric_name)
+    history.set_meta("metafeatures", dict(setup.task.description.metafeatures))
+    if setup.warm_start is not None:
+        history.set_meta("warmstart", warm_start_record(setup.recipe, setup.warm_start))
+    policy = setup.task.policy
+    if policy is not None:
+        history.set_meta("policy", {**asdict(policy), "strategy": setup.strategy_ref.name})
+    history.set_meta("setup_seconds", setup.setup_seconds)
+    history.set_meta("started_at", time.time())

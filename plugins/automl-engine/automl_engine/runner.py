@@ -1,0 +1,265 @@
+"""One run: recipe -> components -> search -> final model (docs/architecture.md's data flow).
+
+:func:`run` is the whole life of one search, built from parts that each live in a module of
+their own: :mod:`~automl_engine.compose` resolves the recipe into a task and components,
+:mod:`~automl_engine.loop` asks, executes, stores and tells until a budget ends, and the
+task finishes the run (:func:`finalise` calls :meth:`~automl_engine.tasks.Task.finish`: on
+data, the final model is chosen (:mod:`~automl_engine.final_model`), refitted, scored on the
+test rows and saved (:mod:`~automl_engine.finishing`); on a benchmark, the regret is computed).
+A failure of the strategy ends the search early, but everything already evaluated is kept
+and the model of the best trial so far is still saved before the error is raised.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+import yaml
+
+from automl_core.contracts import Benchmark
+from automl_core.errors import AutoMLError
+from automl_core.plugins import Plugins, load_plugins
+from automl_engine.build_once import BuildOnce
+from automl_engine.compose import Setup, prepare, record_setup
+from automl_engine.dataset import Dataset
+from automl_engine.finishing import Finishing
+from automl_engine.history import RunHistory
+from automl_engine.loop import SEARCH_END, StrategyError, close_strategy, replay, search
+from automl_engine.observers import Observers
+from automl_engine.recipe import Recipe
+from automl_engine.run_folder import (
+    HISTORY_FILE,
+    RECIPE_FILE,
+    RunError,
+    RunInfo,
+    RunSummary,
+    stored_elapsed,
+    stored_policy,
+)
+from automl_engine.run_lock import LOCK_FILE, RunFolderLock
+from automl_engine.tasks import cannot_resume_on
+from automl_engine.validation import check_recipe
+
+#: Recipe sections that must not change when a run is resumed: they define what the trials
+#: already in the history mean.
+RESUME_FIXED = ("task", "space", "search", "seed", "metafeatures", "warmstart")
+
+#: ``run`` and what its callers handle; the rest of a run folder is :mod:`run_folder`'s.
+__all__ = ["HISTORY_FILE", "RECIPE_FILE", "RunError", "RunSummary", "finalise", "run"]
+
+
+def run(
+    recipe: Recipe,
+    run_dir: str | Path,
+    *,
+    plugins: Plugins | None = None,
+    observers: tuple[object, ...] = (),
+    benchmark: Benchmark | None = None,
+    resume: bool = False,
+    dataset: Dataset | None = None,
+    deadline: float | None = None,
+    started: float | None = None,
+) -> RunSummary:
+    """Run ``recipe`` into ``run_dir`` (created; must not hold an earlier run's history).
+
+    ``resume=True`` continues the interrupted run in ``run_dir`` instead: its finished trials
+    are told to the strategy again (so it neither forgets nor repeats them), trials that were
+    running are run again under their own ids, and the budget counts what was already spent.
+    ``benchmark`` is the recipe's benchmark already built (a suite shares one).
+
+    ``dataset`` is data held in memory, searched instead of loading ``task.dataset`` (which
+    must then be ``memory:<name>``); its fingerprint is stored, and resuming needs the same
+    data again.
+
+    The recipe's ``budget.wall_time`` is the whole run's, from this call to the saved model:
+    the set-up (data, meta-features, warm start, policy), the search, the ensemble and the
+    refit. The search stops early enough for what follows it
+    (:meth:`~automl_engine.tasks.Task.time_to_finish`); ensemble members are refitted in
+    decreasing weight, and an ensemble whose members could not all be refitted in time is
+    chosen again among those that were. ``deadline`` (a ``time.monotonic()`` value) may end
+    the refit sooner. ``started`` (a ``time.monotonic()`` value, default now) is when the
+    wall time starts: a caller that did work of its own first (the command line, ``fit``)
+    counts it in.
+    """
+    started = time.monotonic() if started is None else started
+    # the run's registry: the components the check builds are the run's (BuildOnce)
+    plugins = BuildOnce.around(plugins or load_plugins())
+    for warning in check_recipe(recipe, plugins):
+        warnings.warn(warning, stacklevel=2)
+    plugins.checked()
+    run_dir = Path(run_dir)
+    created = not run_dir.exists()
+    lock = RunFolderLock(run_dir).acquire()  # before the folder is looked at: one writer
+    try:
+        return _run_locked(
+            recipe, run_dir, plugins, observers, benchmark, resume, dataset, deadline, started
+        )
+    except BaseException:
+        if created:
+            _remove_if_unused(run_dir)
+        raise
+    finally:
+        lock.release()
+
+
+def _run_locked(
+    recipe: Recipe,
+    run_dir: Path,
+    plugins: Plugins,
+    observers: tuple[object, ...],
+    benchmark: Benchmark | None,
+    resume: bool,
+    dataset: Dataset | None,
+    deadline: float | None,
+    started: float,
+) -> RunSummary:
+    """:func:`run`, once the folder's lock is held."""
+    _check_run_folder(run_dir, recipe, resume)
+    policy = stored_policy(run_dir) if resume else None
+    spent = stored_elapsed(run_dir) if resume else 0.0
+    if resume:
+        _check_same_data(run_dir, dataset)
+    wall_time = recipe.budget.wall_time
+    run_deadline = None if wall_time is None else started + wall_time - spent
+    deadline = min((d for d in (deadline, run_deadline) if d is not None), default=None)
+    # a resumed run whose time was already spent only finishes: its set-up is not timed
+    timed = run_deadline if wall_time is None or spent < wall_time else None
+    setup = prepare(recipe, plugins, benchmark, dataset, policy, spent, timed)
+    setup.task.use_folder(run_dir)  # the folder exists: the lock made it
+    if not resume:
+        (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(recipe.raw, sort_keys=False))
+    for observer in observers:
+        plugins.manager.register(observer)
+    info = RunInfo(
+        run_dir,
+        recipe,
+        setup.task.description.dataset,
+        setup.task.description.task,
+        setup.metric_name,
+        time.time(),
+        recipe.budget.trials,
+        recipe.budget.wall_time,
+    )
+    with RunHistory(run_dir / HISTORY_FILE) as history:
+        requeued = replay(setup, history) if resume else []
+        if resume:
+            info.trials_before = len(history.trials(finished_only=True))
+            best = history.best(1)
+            info.best_before = best[0].loss if best else None
+        if not resume:
+            record_setup(history, setup, plugins)
+        lifecycle = Observers(plugins)
+        lifecycle.run_start(info)
+        failure: StrategyError | None = None
+        try:
+            stopped = search(setup, history, lifecycle, info, requeued, started)
+        except StrategyError as error:
+            failure, stopped = error, f"error: {str(error).splitlines()[0]}"
+        finally:
+            setup.executor.shutdown()
+            close_strategy(setup.strategy)
+        summary = finalise(setup, history, plugins, run_dir, stopped, started, deadline)
+        lifecycle.run_end(info, summary)
+    for observer in observers:
+        plugins.manager.unregister(observer)
+    if failure is not None:
+        raise RunError(
+            f"{failure}\nThe {summary.n_trials} trials so far are kept in {run_dir}", summary
+        ) from failure
+    return summary
+
+
+def finalise(
+    setup: Setup,
+    history: RunHistory,
+    plugins: Plugins,
+    run_dir: Path,
+    stopped: str,
+    started: float,
+    deadline: float | None = None,
+) -> RunSummary:
+    """The summary of a run whose search has ended: the best trial, then what its task adds
+    when it finishes (the final model refitted by ``deadline``, a ``time.monotonic()``
+    value, and saved; or the benchmark's regret); written to the folder and the history."""
+    summary = RunSummary(
+        run_dir=str(run_dir),
+        n_trials=history.count(),
+        best_trial=None,
+        best_loss=None,
+        best_config=None,
+        metric=setup.metric_name,
+        elapsed=0.0,
+        stopped_because=stopped,
+    )
+    best = history.best(1)
+    if best:
+        summary.best_trial, summary.best_loss = best[0].trial.id, best[0].loss
+        summary.best_config = dict(best[0].trial.config)
+    # the refit runs on as many threads as a trial did, so that the trials' times predict it
+    finishing = Finishing(setup.recipe, plugins, run_dir, deadline, setup.threads_per_trial)
+    setup.task.finish(summary, history, finishing)
+    summary.elapsed = time.monotonic() - started
+    summary.timing = _timing(history.get_meta(SEARCH_END), summary.elapsed)
+    summary.save(run_dir, history)
+    return summary
+
+
+def _timing(search_end: dict[str, float] | None, elapsed: float) -> dict[str, float]:
+    """Where the wall time went (:attr:`RunSummary.timing`), from the search's record of
+    its end when it was written by this process's search (not an earlier session's)."""
+    now = time.time()
+    if not search_end or search_end["at"] < now - elapsed:
+        return {}
+    return {
+        "search": search_end["elapsed"],
+        "reserved": search_end["reserved"],
+        "finishing": round(now - search_end["at"], 3),
+    }
+
+
+def _remove_if_unused(run_dir: Path) -> None:
+    """Remove the folder a run created and then failed in before writing anything but its
+    lock (a set-up error): a mistake in a recipe leaves no empty run folders behind."""
+    if {p.name for p in run_dir.iterdir()} <= {LOCK_FILE}:
+        (run_dir / LOCK_FILE).unlink(missing_ok=True)
+        run_dir.rmdir()
+
+
+def _check_run_folder(run_dir: Path, recipe: Recipe, resume: bool) -> None:
+    """A new run needs a folder without a history; a resumed one, the history of the same
+    search (the recipe's task, space, search and seed unchanged; budgets may grow)."""
+    path = run_dir / HISTORY_FILE
+    if not resume:
+        if path.exists():
+            raise AutoMLError(
+                f"{run_dir} already holds a run ({HISTORY_FILE}); choose another folder, "
+                "or resume it (automl run --resume / automl resume)"
+            )
+        return
+    if not path.exists():
+        raise AutoMLError(f"cannot resume: {run_dir} holds no run ({HISTORY_FILE} is missing)")
+    with RunHistory(path) as history:
+        stored = history.get_meta("recipe")
+    if stored is None:
+        raise AutoMLError(
+            f"cannot resume: the history {path} records no run (an empty or truncated file, "
+            "or a run killed before it started); start the run again in a new folder"
+        )
+    changed = [key for key in RESUME_FIXED if stored.get(key) != recipe.raw.get(key)]
+    if changed:
+        raise AutoMLError(
+            f"cannot resume {run_dir} with a different {', '.join(changed)}: the trials "
+            "already run were for the stored recipe (recipe.yaml in the run folder); only "
+            "budget, executor, ensemble and name may change"
+        )
+
+
+def _check_same_data(run_dir: Path, dataset: Dataset | None) -> None:
+    """A resumed run on data held in memory continues on the same data (checked before
+    anything is built on it)."""
+    with RunHistory(run_dir / HISTORY_FILE) as history:
+        why = cannot_resume_on(history, dataset)
+    if why is not None:
+        raise AutoMLError(f"cannot resume {run_dir} {why}")
