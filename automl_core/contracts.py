@@ -213,12 +213,24 @@ class WarmStarter(abc.ABC):
 class Policy:
     """How a run spends its budget (Auto-sklearn 2.0's *policy*): the resampling, written as
     in a recipe (``{"holdout": 0.33}``, ``{"cv": 5}``), and whether candidates are raced by
-    successive halving instead of each getting the full budget."""
+    successive halving instead of each getting the full budget.
+
+    ``racing_strategy`` names the registered search strategy that races them when
+    ``halving`` (automl-policy names automl-halving's ``successive_halving``): it replaces a
+    recipe's strategy that does not race budgets itself. The selector names it, not the
+    engine, which knows no strategy by name."""
 
     name: str
     resampling: Mapping[str, float]
     halving: bool
     info: Mapping[str, Any] = field(default_factory=dict)
+    racing_strategy: str | None = None
+
+
+#: The selector ``task.resampling: auto`` uses: the one registered under this name. The
+#: plugin that registers it provides the default (automl-policy: Auto-sklearn 2.0's);
+#: ``{auto: NAME}`` picks any other.
+AUTO_POLICY_SELECTOR = "auto"
 
 
 class PolicySelector(abc.ABC):

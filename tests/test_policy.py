@@ -6,12 +6,12 @@ import pytest
 from toy_plugin import DoublesPlugin, FailingStrategy, FixedPolicySelector, ToyPlugin, toy_recipe
 
 from automl_core import hookimpl
-from automl_core.contracts import Policy
+from automl_core.contracts import AUTO_POLICY_SELECTOR, Policy
 from automl_core.errors import PluginError, RecipeError
 from automl_core.plugins import load_plugins
-from automl_engine.compose import HALVING_STRATEGY, policy_strategy, prepare
+from automl_engine.compose import policy_strategy, prepare
 from automl_engine.history import RunHistory
-from automl_engine.recipe import DEFAULT_POLICY_SELECTOR, check_names, parse_recipe
+from automl_engine.recipe import check_names, parse_recipe
 from automl_engine.run_folder import HISTORY_FILE
 from automl_engine.runner import run
 
@@ -23,7 +23,7 @@ def auto_recipe(resampling: object = "auto") -> dict:
 
 
 def test_auto_names_the_default_selector_and_a_mapping_names_another():
-    assert parse_recipe(auto_recipe()).task.policy.name == DEFAULT_POLICY_SELECTOR
+    assert parse_recipe(auto_recipe()).task.policy.name == AUTO_POLICY_SELECTOR == "auto"
     chosen = parse_recipe(auto_recipe({"auto": "fixed-policy"})).task.policy
     assert chosen.name == "fixed-policy"
     assert parse_recipe(toy_recipe()).task.policy is None
@@ -58,6 +58,7 @@ def test_the_selector_sees_the_training_split_and_its_choice_is_used(plugins, tm
         "name": "fixed",
         "resampling": {"cv": 3},
         "halving": False,
+        "racing_strategy": None,
         "strategy": "random",
         "info": {"why": "a test"},
     }
@@ -77,6 +78,21 @@ def test_a_policy_with_an_invalid_resampling_is_the_plugins_error(plugins):
             prepare(recipe, plugins)
     finally:
         object.__setattr__(bad, "obj", original)
+
+
+def test_a_halving_policy_must_name_the_strategy_that_races(plugins):
+    """The engine knows no strategy by name: a selector that chooses halving names the
+    racing strategy, or the run stops before it starts, saying so."""
+    recipe = parse_recipe(auto_recipe({"auto": "fixed-policy"}))
+    registration = plugins.get("policy_selector", "fixed-policy")
+    original = registration.obj
+    try:
+        unnamed = lambda: FixedPolicySelector(halving=True, racing_strategy=None)  # noqa: E731
+        object.__setattr__(registration, "obj", unnamed)
+        with pytest.raises(PluginError, match=r"races candidates .* names no racing_strategy"):
+            prepare(recipe, plugins)
+    finally:
+        object.__setattr__(registration, "obj", original)
 
 
 def test_halving_policy_needs_a_halving_strategy(plugins):
@@ -150,7 +166,7 @@ RACING_PLUGINS = load_plugins(
     ("strategy", "params", "halving", "used"),
     [
         ("random", {"max_retries": 3}, False, "random"),
-        ("random", {"max_retries": 3}, True, HALVING_STRATEGY),
+        ("random", {"max_retries": 3}, True, "successive_halving"),
         ("hyperband", {"eta": 2}, True, "hyperband"),
         ("asha", {}, True, "asha"),
     ],
@@ -161,7 +177,8 @@ def test_a_halving_policy_switches_only_a_strategy_that_does_not_race(
     """A strategy that already races candidates over budgets keeps its name and parameters;
     any other is replaced by successive halving, without the replaced one's parameters."""
     recipe = parse_recipe(toy_recipe(search={"strategy": strategy, "params": params}))
-    chosen = policy_strategy(recipe, Policy("p", {"cv": 3}, halving), RACING_PLUGINS)
+    policy = Policy("p", {"cv": 3}, halving, racing_strategy="successive_halving")
+    chosen = policy_strategy(recipe, policy, RACING_PLUGINS)
     assert chosen.name == used
     assert chosen.params == (params if used == strategy else {})
     assert policy_strategy(recipe, None, RACING_PLUGINS) is recipe.search.strategy

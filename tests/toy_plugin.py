@@ -242,13 +242,20 @@ class FixedPolicySelector(PolicySelector):
 
     seen: ClassVar[list[tuple[TaskDescription, float | None]]] = []
 
-    def __init__(self, resampling: dict | None = None, halving: bool = False) -> None:
+    def __init__(
+        self,
+        resampling: dict | None = None,
+        halving: bool = False,
+        racing_strategy: str | None = "successive_halving",
+    ) -> None:
         self.resampling = resampling or {"cv": 3}
         self.halving = halving
+        self.racing_strategy = racing_strategy
 
     def select(self, task: TaskDescription, time_budget: float | None) -> Policy:
         FixedPolicySelector.seen.append((task, time_budget))
-        return Policy("fixed", self.resampling, self.halving, {"why": "a test"})
+        racing = self.racing_strategy if self.halving else None
+        return Policy("fixed", self.resampling, self.halving, {"why": "a test"}, racing)
 
 
 class MeanSurrogate(Surrogate):

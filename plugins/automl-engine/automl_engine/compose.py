@@ -24,7 +24,7 @@ from automl_core.contracts import (
     Surrogate,
     WarmStart,
 )
-from automl_core.errors import AutoMLError, RecipeError
+from automl_core.errors import AutoMLError, PluginError, RecipeError
 from automl_core.plugins import Plugins
 from automl_core.space import SearchSpace, by_kind
 from automl_engine.dataset import Dataset
@@ -33,10 +33,6 @@ from automl_engine.history import RunHistory
 from automl_engine.recipe import ComponentRef, Recipe, check_names, component_refs
 from automl_engine.tasks import Task, build_task
 from automl_engine.validation import check_fidelity, seeded_params
-
-#: The strategy a policy of successive halving switches to, unless the recipe's strategy
-#: races budgets itself (``SearchStrategy.races_budgets``); plugin automl-halving's.
-HALVING_STRATEGY = "successive_halving"
 
 
 @dataclass
@@ -212,14 +208,20 @@ def _apply_limits(executor: Executor, recipe: Recipe) -> None:
 
 
 def policy_strategy(recipe: Recipe, policy: Policy | None, plugins: Plugins) -> ComponentRef:
-    """The strategy the run uses: the recipe's, or successive halving (with the recipe's
-    surrogate, BOHB-style, as Auto-sklearn 2.0 combines them) when the policy races
-    candidates and the recipe's strategy does not race budgets itself."""
+    """The strategy the run uses: the recipe's, or the policy's racing strategy (with the
+    recipe's surrogate, BOHB-style, as Auto-sklearn 2.0 combines successive halving with
+    its model) when the policy races candidates and the recipe's strategy does not race
+    budgets itself."""
     strategy = recipe.search.strategy
     factory = plugins.get("search_strategy", strategy.name).obj
     if policy is None or not policy.halving or getattr(factory, "races_budgets", False):
         return strategy
-    return ComponentRef(HALVING_STRATEGY)
+    if not policy.racing_strategy:
+        raise PluginError(
+            f"policy {policy.name!r} races candidates (halving) but names no racing_strategy: "
+            f"its selector must name the search strategy that races them"
+        )
+    return ComponentRef(policy.racing_strategy)
 
 
 def _warm_start(recipe: Recipe, plugins: Plugins, task: Task) -> WarmStart | None:

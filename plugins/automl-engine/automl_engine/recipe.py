@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from automl_core.contracts import DATA_FIDELITY_KINDS, DEFAULT_DATA_FIDELITY, Fidelity
+from automl_core.contracts import (
+    AUTO_POLICY_SELECTOR,
+    DATA_FIDELITY_KINDS,
+    DEFAULT_DATA_FIDELITY,
+    Fidelity,
+)
 from automl_core.documents import MAX_NODES, expanded_size, read_recipe_file, read_yaml_text
 from automl_core.errors import DatasetError, PluginError, RecipeError, UnknownComponentError
 from automl_core.plugins import Plugins, Registration
@@ -484,14 +489,10 @@ def _space(value: Any, task: TaskSpec) -> ComponentRef | None:
     return _component("space", value)
 
 
-#: The policy selector ``task.resampling: auto`` uses.
-DEFAULT_POLICY_SELECTOR = "auto-sklearn-2"
-
-
 def _policy(value: Any) -> ComponentRef | None:
     """``auto`` or ``{auto: <selector name>}``: let a policy selector choose the resampling."""
     if value == "auto":
-        return ComponentRef(DEFAULT_POLICY_SELECTOR)
+        return ComponentRef(AUTO_POLICY_SELECTOR)
     if isinstance(value, dict) and list(value) == ["auto"]:
         return ComponentRef(_string("task.resampling.auto", value["auto"]))
     return None

@@ -372,7 +372,7 @@ def stored_policy(run_dir: Path) -> Policy | None:
         record = history.get_meta("policy")
     if not record:
         return None
-    return Policy(**{f.name: record[f.name] for f in fields(Policy)})
+    return Policy(**{f.name: record[f.name] for f in fields(Policy) if f.name in record})
 
 
 def stored_elapsed(run_dir: Path) -> float:

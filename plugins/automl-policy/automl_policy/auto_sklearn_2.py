@@ -35,6 +35,11 @@ RESAMPLING = {1: {"holdout": 0.33}, 3: {"cv": 3}, 5: {"cv": 5}}
 SIMULATION_VERSION = 1
 
 
+#: The strategy that races candidates under a halving policy: automl-halving's successive
+#: halving (a name, not an import: the recipe's plugins must include automl-halving).
+RACING_STRATEGY = "successive_halving"
+
+
 class AutoSklearn2Selector(PolicySelector):
     """Auto-sklearn 2.0's policy selector (see the module docstring and README).
 
@@ -79,7 +84,8 @@ class AutoSklearn2Selector(PolicySelector):
                 zip(selector.policies, np.round(selector.votes(features), 3).tolist(), strict=True)
             ),
         }
-        return Policy(name, RESAMPLING[spec.folds], spec.halving, info)
+        racing = RACING_STRATEGY if spec.halving else None
+        return Policy(name, RESAMPLING[spec.folds], spec.halving, info, racing)
 
 
 def grid_budget(seconds: float | None) -> int:
