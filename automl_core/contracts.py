@@ -184,7 +184,10 @@ class MetaFeatureProvider(abc.ABC):
         """The meta-features of one dataset (NaN for a feature that could not be computed)."""
 
     def fit(self, metadata: MetaData) -> None:  # noqa: B027 -- optional, deliberately empty
-        """Learn from meta-data (learned providers such as Dida or Metabu); optional."""
+        """Learn from meta-data (learned providers such as Dida or Metabu); optional. The
+        engine never calls it: a learned provider fits itself on the meta-data its recipe
+        names when first asked to ``compute``; ``fit`` is how its own commands
+        (``automl metabu fit``) and tests train it on meta-data they choose."""
 
 
 @dataclass
@@ -264,7 +267,10 @@ class Surrogate(abc.ABC):
         numeric, conditional or not), so that e.g. a GP can one-hot encode categoricals."""
 
     def meta_fit(self, metadata: MetaData, space: SearchSpace) -> None:  # noqa: B027
-        """Pre-train on other datasets (DeepPipe, shared latent space); optional."""
+        """Pre-train on other datasets (DeepPipe, shared latent space); optional. The engine
+        never calls it: a surrogate whose recipe names meta-data pre-trains itself in
+        ``prepare_space``, once it knows the space; ``automl deeppipe train`` and the
+        conformance kit call it directly."""
 
     def prepare_space(self, space: VectorSpace, task: TaskDescription | None = None) -> None:  # noqa: B027
         """Told, after ``prepare``, the space whose rows it models (for a surrogate that encodes

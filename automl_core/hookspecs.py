@@ -35,7 +35,12 @@ if TYPE_CHECKING:  # names for the annotations only: this module imports no othe
         WarmStarter,
     )
     from automl_core.space import PipelineComponent, SearchSpace
+    from automl_core.trial import Result, Trial
+
+    # The engine's types, for the annotations of the hooks the engine calls (a plugin
+    # project without the engine sees them as Any).
     from automl_engine.dataset import Dataset
+    from automl_engine.run_folder import RunInfo, RunSummary
 
 PROJECT = "automl_core"
 
@@ -221,17 +226,17 @@ def register_recipes(register: RegisterDocument) -> None:
 
 
 @hookspec
-def on_run_start(run: Any) -> None:
+def on_run_start(run: RunInfo) -> None:
     """A run begins; ``run`` is the :class:`~automl_engine.run_folder.RunInfo`."""
 
 
 @hookspec
-def on_trial_end(run: Any, trial: Any, result: Any) -> bool | None:
+def on_trial_end(run: RunInfo, trial: Trial, result: Result) -> bool | None:
     """A trial finished and its result is stored in the history. ``False`` stops the run (early
     stopping): no new trials are asked, the running ones finish, then it ends as at a budget
     (ensemble, refit, save), ``stopped_because`` naming the observer. Anything else goes on."""
 
 
 @hookspec
-def on_run_end(run: Any, summary: Any) -> None:
+def on_run_end(run: RunInfo, summary: RunSummary) -> None:
     """A run ended; ``summary`` is the :class:`~automl_engine.run_folder.RunSummary`."""

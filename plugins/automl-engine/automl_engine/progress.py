@@ -13,12 +13,16 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 from automl_core.hookspecs import hookimpl
+from automl_core.trial import Result, Trial
+
+if TYPE_CHECKING:
+    from automl_engine.run_folder import RunInfo, RunSummary
 
 
 class ProgressDisplay:
@@ -35,7 +39,7 @@ class ProgressDisplay:
         self.task_id: Any = None
 
     @hookimpl
-    def on_run_start(self, run: Any) -> None:
+    def on_run_start(self, run: RunInfo) -> None:
         if self.log is not None:
             self.log.on_run_start(run)
         self.done, self.best = resumed_from(run)
@@ -59,7 +63,7 @@ class ProgressDisplay:
         self.run = run
 
     @hookimpl
-    def on_trial_end(self, run: Any, trial: Any, result: Any) -> None:
+    def on_trial_end(self, run: RunInfo, trial: Trial, result: Result) -> None:
         if self.log is not None:
             self.log.on_trial_end(run, trial, result)
         self.done += 1
@@ -77,7 +81,7 @@ class ProgressDisplay:
         return f"{left:.0f}s left"
 
     @hookimpl
-    def on_run_end(self, run: Any, summary: Any) -> None:
+    def on_run_end(self, run: RunInfo, summary: RunSummary) -> None:
         if self.progress is not None:
             self.progress.stop()
 
@@ -103,7 +107,7 @@ class TrialLog:
         self.best = math.inf
         self.done = 0
 
-    def on_run_start(self, run: Any) -> None:
+    def on_run_start(self, run: RunInfo) -> None:
         budgets = [f"{run.budget_trials} trials" if run.budget_trials else ""]
         budgets.append(f"{run.budget_seconds:g}s" if run.budget_seconds else "")
         budget = ", ".join(b for b in budgets if b) or "no budget"
@@ -113,7 +117,7 @@ class TrialLog:
             best = f"{self.best:.4f}" if math.isfinite(self.best) else "-"
             self._write(f"resumed after {self.done} finished trials, best {best}")
 
-    def on_trial_end(self, run: Any, trial: Any, result: Any) -> None:
+    def on_trial_end(self, run: RunInfo, trial: Trial, result: Result) -> None:
         self.done += 1
         improved = result.ok and result.loss < self.best
         if improved:
