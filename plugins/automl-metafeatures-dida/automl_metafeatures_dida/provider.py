@@ -73,9 +73,15 @@ class DidaMetaFeatures(MetaFeatureProvider):
 
 
 def _default_checkpoint() -> Path:
-    key = checkpoint_key(default_corpus(), Architecture(), Training(), VALIDATION_SHARE)
-    path = checkpoint_folder() / f"{key}.npz"
-    if not path.exists():
+    """The cached network trained with the default settings. Without any checkpoint in the
+    cache the answer is known without naming the default corpus (which reads KEEL's list of
+    datasets, a download on a fresh machine): the error comes at once, offline too."""
+    folder = checkpoint_folder()
+    path = None
+    if folder.is_dir() and any(folder.glob("*.npz")):
+        key = checkpoint_key(default_corpus(), Architecture(), Training(), VALIDATION_SHARE)
+        path = folder / f"{key}.npz"
+    if path is None or not path.exists():
         raise AutoMLError(
             "dida: no trained network with the default settings in the cache; train one "
             "with `automl dida train` (KEEL's 43 datasets, about 12 minutes on one core) or "
