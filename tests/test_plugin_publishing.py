@@ -4,9 +4,10 @@ environment with the core from the same index, found through its entry point, ch
 conformance kit there, used by a recipe; then a new version published and upgraded to.
 (One environment for all of it: creating one takes minutes on a slow 2-core machine.)
 
-Dependencies of the core (numpy, scikit-learn...) come from the indexes pip is configured
-with; the automl packages exist only on the test's own index, which the install report
-shows they were downloaded from.
+The environment sees the third-party distributions installed here (numpy, scikit-learn,
+pytest...; linked, not copied), and pip is given the test's index alone: the automl packages
+come from that index, as the install report shows, and nothing from the network (the test
+passes with it unplugged, `unshare -n`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 import urllib.request
 import uuid
@@ -128,11 +130,35 @@ def template_at(version: str, tmp: Path) -> Path:
     return copy
 
 
+#: What in this environment's site-packages the test environment must not see: this
+#: repository's own distributions (installed there from the index instead) and the path
+#: files that would import them (editable installs).
+OWN_ENTRIES = ("automl", "__editable__", "_automl")
+
+
+def with_the_dependencies_installed_here(env: Path) -> None:
+    """Make the third-party distributions of this environment importable in ``env``: a
+    folder of links to them, named by a ``.pth`` file of ``env``. pip then finds every
+    dependency of the automl packages installed and downloads nothing else."""
+    here = Path(sysconfig.get_paths()["purelib"])
+    linked = env / "dependencies"
+    linked.mkdir()
+    for entry in here.iterdir():
+        if entry.name.lower().startswith(OWN_ENTRIES) or entry.suffix == ".pth":
+            continue
+        (linked / entry.name).symlink_to(entry)
+    site = sh(
+        env / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    )
+    (Path(site.strip()) / "dependencies.pth").write_text(f"{linked}\n")
+
+
 def install(env: Path, index_url: str, *requirements: str, report: Path) -> dict[str, str]:
-    """``pip install`` by name from the index (dependencies from pip's own configuration);
-    the download URL of each automl package installed."""
+    """``pip install`` by name from the test's index alone (the dependencies are those
+    installed here, :func:`with_the_dependencies_installed_here`); the download URL of each
+    automl package installed."""
     pip = [env / "bin" / "python", "-m", "pip", "install", "-q", "--report", report]
-    sh(*pip, "--extra-index-url", f"{index_url}/simple/", *requirements)
+    sh(*pip, "--index-url", f"{index_url}/simple/", "--no-build-isolation", *requirements)
     installed = json.loads(report.read_text())["install"]
     return {
         item["metadata"]["name"]: item["download_info"]["url"]
@@ -168,6 +194,7 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
 
     env = tmp_path / "venv"
     venv.create(env, with_pip=True)
+    with_the_dependencies_installed_here(env)
     sources = install(
         env,
         index,
