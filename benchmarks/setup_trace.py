@@ -14,6 +14,7 @@ not on the machine.
 from __future__ import annotations
 
 import collections
+import itertools
 import sys
 import tempfile
 from pathlib import Path
@@ -91,7 +92,7 @@ KERNEL = {"errors", "trial", "space", "contracts", "hookspecs", "plugins", "lazy
 
 
 def switches(modules: list[str]) -> int:
-    return sum(1 for a, b in zip(modules, modules[1:], strict=False) if a != b)
+    return sum(1 for a, b in itertools.pairwise(modules) if a != b)
 
 
 def orchestration(modules: list[str]) -> list[str]:
