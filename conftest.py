@@ -3,13 +3,30 @@
 ``AUTOML_LOAD_PLUGINS`` restricts which installed plugins load (a developer trying their
 plugin alone sets it); left set, it would make every test that loads the installed plugins
 see fewer of them and fail or skip for no fault of the code. Tests that need it set it
-themselves (``monkeypatch.setenv``)."""
+themselves (``monkeypatch.setenv``).
+
+The cache (``AUTOML_CACHE_DIR``) is the test session's own: what runs leave there (portfolios,
+trained networks, the fold-model signing key, OpenML imports...) neither comes from the
+user's runs nor goes to them. Three expensive inputs are shared with the user's cache, by
+links: the downloaded registry packages (``packages/``), the meta-data converted from them
+(``metadata/``) and the policy selector's simulated runs (``policy/``): what the tests check
+is not how those are downloaded or built (the plugins that build them test that in caches of
+their own), and building them again would cost minutes a session."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from automl_core.plugins import LOAD_PLUGINS_ENV
+
+#: The cache's environment variable (automl_engine.cache.CACHE_DIR_ENV; not imported, so that
+#: this file works where only the kernel is installed).
+CACHE_DIR_ENV = "AUTOML_CACHE_DIR"
+#: The folders of the user's cache the tests share (see the module docstring).
+SHARED_CACHE_FOLDERS = ("packages", "metadata", "policy")
 
 pytest_plugins = ("pytester",)  # tests/test_conftest.py runs this file's rules in a sandbox
 
@@ -17,6 +34,35 @@ pytest_plugins = ("pytester",)  # tests/test_conftest.py runs this file's rules 
 @pytest.fixture(autouse=True)
 def _no_plugin_filter_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(LOAD_PLUGINS_ENV, raising=False)
+
+
+def user_cache() -> Path:
+    """The cache a run outside the tests would use (as ``automl_engine.cache.cache_dir``)."""
+    import os
+
+    value = os.environ.get(CACHE_DIR_ENV)
+    return Path(value).expanduser() if value else Path.home() / ".cache" / "automl_core"
+
+
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test session's cache root: empty but for links to the shared folders."""
+    real = user_cache()
+    root = tmp_path_factory.mktemp("automl-cache")
+    for shared in SHARED_CACHE_FOLDERS:
+        (real / shared).mkdir(parents=True, exist_ok=True)
+        (root / shared).symlink_to(real / shared, target_is_directory=True)
+    return root
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _the_sessions_own_cache(session_cache: Path) -> Iterator[None]:
+    """Every test runs on the session's cache unless it sets one of its own; set for the
+    whole session, so that module- and session-scoped fixtures (a package fetched once) see
+    it too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_DIR_ENV, str(session_cache))
+        yield
 
 
 #: How ``pytest.importorskip`` words the skip of a package it could not import; the

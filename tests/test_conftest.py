@@ -41,3 +41,33 @@ def test_a_module_skipped_for_a_missing_package_of_ours_stops_the_collection(pyt
     )
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
+
+
+def test_tests_run_on_a_cache_of_their_session_that_shares_only_the_downloads(
+    pytester, tmp_path, monkeypatch
+):
+    """What a test's runs write to the cache stays in the session's cache; the user's holds
+    only what it had, and the shared folders are the user's, by links."""
+    user = tmp_path / "user-cache"
+    (user / "metadata").mkdir(parents=True)
+    pytester.makeconftest(ROOT_CONFTEST.read_text())
+    pytester.makepyfile(
+        test_session_cache_probe=f"""
+        import os
+        from pathlib import Path
+
+        USER = Path({str(user)!r})
+
+        def test_writes_go_to_the_sessions_cache():
+            root = Path(os.environ["AUTOML_CACHE_DIR"])
+            assert root != USER
+            for shared in ("packages", "metadata", "policy"):
+                assert (root / shared).resolve() == USER / shared
+            (root / "portfolios").mkdir()
+            (root / "portfolios" / "built.json").write_text("{{}}")
+        """
+    )
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(user))  # the user's, as the session sees it
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert sorted(p.name for p in user.iterdir()) == ["metadata", "packages", "policy"]
