@@ -19,6 +19,12 @@ def sh(*args: object, cwd: Path | None = None) -> str:
     return done.stdout
 
 
+def site_packages(python: Path) -> Path:
+    """Where ``python`` (another environment's interpreter) installs pure-Python packages."""
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    return Path(sh(python, "-c", code).strip())
+
+
 def wheels(out: Path, *projects: Path) -> list[Path]:
     """Wheels of ``projects`` (folders with a pyproject.toml), built into ``out``."""
     sh(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, *projects)

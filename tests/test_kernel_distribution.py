@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy
 import pluggy
-from packages import ROOT, wheels
+from packages import ROOT, site_packages, wheels
 
 KERNEL_REQUIREMENTS = {"pluggy>=1.3", "numpy>=1.24"}
 
@@ -37,16 +37,6 @@ def test_the_kernel_wheel_requires_only_pluggy_and_numpy(tmp_path: Path) -> None
     assert modules == {f"automl_core/{path.name}" for path in (ROOT / "automl_core").glob("*.py")}
 
 
-def _site_packages(python: Path) -> Path:
-    done = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return Path(done.stdout.strip())
-
-
 KERNEL_ONLY_SCRIPT = """
 import importlib, pkgutil, sys
 import automl_core
@@ -67,7 +57,7 @@ def test_the_kernel_works_where_only_pluggy_and_numpy_are_installed(tmp_path: Pa
     environment = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", environment], check=True)
     python = environment / "bin" / "python"
-    site = _site_packages(python)
+    site = site_packages(python)
     with zipfile.ZipFile(kernel_wheel(tmp_path / "wheel")) as archive:
         archive.extractall(site)  # a pure-Python wheel installed is its files
     for module in (pluggy, numpy):  # the two dependencies, as installed here

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from packages import ROOT, hillclimb_recipe, sh, wheels
+from packages import ROOT, hillclimb_recipe, sh, site_packages, wheels
 
 from automl_engine.history import RunHistory
 from automl_engine.testing import checks_for
@@ -147,10 +147,7 @@ def with_the_dependencies_installed_here(env: Path) -> None:
         if entry.name.lower().startswith(OWN_ENTRIES) or entry.suffix == ".pth":
             continue
         (linked / entry.name).symlink_to(entry)
-    site = sh(
-        env / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    )
-    (Path(site.strip()) / "dependencies.pth").write_text(f"{linked}\n")
+    (site_packages(env / "bin" / "python") / "dependencies.pth").write_text(f"{linked}\n")
 
 
 def install(env: Path, index_url: str, *requirements: str, report: Path) -> dict[str, str]:

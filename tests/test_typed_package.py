@@ -10,7 +10,7 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
-from packages import ROOT, wheels
+from packages import ROOT, site_packages, wheels
 
 PLUGIN = """
 from automl_core.space import BuildContext
@@ -26,12 +26,7 @@ def test_mypy_in_a_plugin_project_checks_its_use_of_the_installed_core(tmp_path:
     environment = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", environment], check=True)
     python = environment / "bin" / "python"
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    site = site_packages(python)
     with zipfile.ZipFile(wheel) as archive:  # a pure-Python wheel installed is its files
         archive.extractall(site)
     project = tmp_path / "plugin"
