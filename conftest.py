@@ -21,10 +21,8 @@ from pathlib import Path
 import pytest
 
 from automl_core.plugins import LOAD_PLUGINS_ENV
+from automl_engine.cache import CACHE_DIR_ENV, cache_dir
 
-#: The cache's environment variable (automl_engine.cache.CACHE_DIR_ENV; not imported, so that
-#: this file works where only the kernel is installed).
-CACHE_DIR_ENV = "AUTOML_CACHE_DIR"
 #: The folders of the user's cache the tests share (see the module docstring).
 SHARED_CACHE_FOLDERS = ("packages", "metadata", "policy")
 
@@ -36,18 +34,10 @@ def _no_plugin_filter_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv(LOAD_PLUGINS_ENV, raising=False)
 
 
-def user_cache() -> Path:
-    """The cache a run outside the tests would use (as ``automl_engine.cache.cache_dir``)."""
-    import os
-
-    value = os.environ.get(CACHE_DIR_ENV)
-    return Path(value).expanduser() if value else Path.home() / ".cache" / "automl_core"
-
-
 @pytest.fixture(scope="session")
 def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The test session's cache root: empty but for links to the shared folders."""
-    real = user_cache()
+    real = cache_dir()  # the user's: the session's is not set yet
     root = tmp_path_factory.mktemp("automl-cache")
     for shared in SHARED_CACHE_FOLDERS:
         (real / shared).mkdir(parents=True, exist_ok=True)
