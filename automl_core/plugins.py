@@ -253,15 +253,21 @@ def _core_origin(plugin: str) -> Origin:
     return Origin(plugin, "automl-core", __version__)
 
 
+def _distribution_of(entry_point: metadata.EntryPoint) -> tuple[str, str]:
+    """The name and version of the distribution that declares ``entry_point``."""
+    dist = entry_point.dist
+    if dist is None:
+        return "<unknown>", "0"
+    return dist.metadata["Name"], dist.version
+
+
 def _load_installed_defaults(manager: pluggy.PluginManager, origins: dict[str, Origin]) -> None:
     """Register the plugins of :data:`DEFAULTS_ENTRY_POINT_GROUP`. One that fails to load is
     an error, not a broken plugin: the defaults are part of the installation."""
     for entry_point in metadata.entry_points(group=DEFAULTS_ENTRY_POINT_GROUP):
         if manager.get_plugin(entry_point.name) is not None:
             continue
-        dist = entry_point.dist
-        dist_name = dist.metadata["Name"] if dist is not None else "<unknown>"
-        version = dist.version if dist is not None else "0"
+        dist_name, version = _distribution_of(entry_point)
         try:
             plugin = entry_point.load()
         except Exception as error:
@@ -310,9 +316,7 @@ def _load_entry_points(
     seen: set[str] = set()
     named: set[str] = set()  # every plugin and distribution name installed
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = entry_point.dist
-        dist_name = dist.metadata["Name"] if dist is not None else "<unknown>"
-        version = dist.version if dist is not None else "0"
+        dist_name, version = _distribution_of(entry_point)
         named |= {entry_point.name, dist_name}
         if allowed is not None and not {entry_point.name, dist_name} & allowed:
             continue
