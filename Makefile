@@ -39,7 +39,7 @@ demo: install
 	$(BIN)/automl run examples/recipes/quickstart.yaml --out runs/quickstart-$$(date +%Y%m%d-%H%M%S)
 
 test: install
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --durations=15
 
 lint: install
 	$(BIN)/ruff check .
