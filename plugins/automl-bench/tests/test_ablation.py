@@ -529,8 +529,9 @@ def test_cells_run_in_worker_processes_and_a_cell_past_its_time_is_stopped(
     workers, the plugins loaded there); ``cell_time`` stops a cell that runs too long, its
     row says so, and the next run of the ablation runs it again."""
     tasks = [SuiteTask(t, {"dataset": t, "test_size": 0.3}) for t in ("keel:iris", "keel:wine")]
-    # 60 trials: seconds on any machine (the worker's start alone takes one), well past 2 s
-    slow = {**RECIPE, "budget": {"trials": 60, "wall_time": 60}}
+    # No trial budget: each cell searches until its 5 s wall time is spent, so a 2 s cell_time
+    # stops it by construction, on a fast machine as on a loaded one.
+    slow = {**RECIPE, "budget": {"wall_time": 5}}
     stopped = ablate(slow, tmp_path, varied=[], tasks=tasks, seeds=[0], jobs=2, cell_time=2)
     assert (stopped.cells, stopped.failed) == (2, 2)
     for row in read_rows(tmp_path / "results.csv"):
@@ -540,7 +541,7 @@ def test_cells_run_in_worker_processes_and_a_cell_past_its_time_is_stopped(
     rows = read_rows(tmp_path / "results.csv")
     assert [r["task"] for r in rows] == ["keel:iris", "keel:wine"]
     assert {r["status"] for r in rows} == {"ok"}
-    assert {r["n_trials"] for r in rows} == {"60"}
+    assert all(int(r["n_trials"]) >= 1 for r in rows)
 
 
 def test_a_suite_file_that_is_not_a_mapping_says_so(tmp_path: Path) -> None:
