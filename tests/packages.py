@@ -3,20 +3,30 @@ repository's projects (no dependencies, as a package index would hold them)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def sh(*args: object, cwd: Path | None = None) -> str:
-    """Run a command; its stdout, or a failed assertion with both of its outputs."""
+def sh(*args: object, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> str:
+    """Run a command (in ``env``, default this process's environment); its stdout, or a
+    failed assertion with both of its outputs."""
     done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=900
-    )
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=900,
+        env=None if env is None else dict(env),
+    )  # fmt: skip
     assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
+
+
+def with_a_package_index() -> dict[str, str]:
+    """This process's environment without the test session's ``PIP_NO_INDEX`` (the root
+    conftest): for a pip pointed at a test's own local index."""
+    return {key: value for key, value in os.environ.items() if key != "PIP_NO_INDEX"}
 
 
 def site_packages(python: Path) -> Path:
@@ -26,8 +36,12 @@ def site_packages(python: Path) -> Path:
 
 
 def wheels(out: Path, *projects: Path) -> list[Path]:
-    """Wheels of ``projects`` (folders with a pyproject.toml), built into ``out``."""
-    sh(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, *projects)
+    """Wheels of ``projects`` (folders with a pyproject.toml), built into ``out`` by this
+    environment's setuptools (no isolated build environment: that would download one)."""
+    sh(
+        sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+        "-w", out, *projects,
+    )  # fmt: skip
     return sorted(out.glob("*.whl"))
 
 

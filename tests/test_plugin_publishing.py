@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from packages import ROOT, hillclimb_recipe, sh, site_packages, wheels
+from packages import ROOT, hillclimb_recipe, sh, site_packages, wheels, with_a_package_index
 
 from automl_engine.history import RunHistory
 from automl_engine.testing import checks_for
@@ -155,7 +155,10 @@ def install(env: Path, index_url: str, *requirements: str, report: Path) -> dict
     installed here, :func:`with_the_dependencies_installed_here`); the download URL of each
     automl package installed."""
     pip = [env / "bin" / "python", "-m", "pip", "install", "-q", "--report", report]
-    sh(*pip, "--index-url", f"{index_url}/simple/", "--no-build-isolation", *requirements)
+    sh(
+        *pip, "--index-url", f"{index_url}/simple/", "--no-build-isolation", *requirements,
+        env=with_a_package_index(),
+    )  # fmt: skip
     installed = json.loads(report.read_text())["install"]
     return {
         item["metadata"]["name"]: item["download_info"]["url"]
