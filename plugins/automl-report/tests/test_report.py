@@ -197,3 +197,37 @@ def test_the_estimator_writes_the_same_page(tmp_path):
     unkept = AutoMLClassifier(recipe, time_budget=None, max_trials=2).fit(X, y)
     with pytest.raises(AutoMLError, match="fit with output_dir"):
         unkept.report()
+
+
+def test_the_set_up_sections_of_a_run_with_failures_a_warm_start_a_policy_and_meta_features(
+    setup_run, tmp_path
+):
+    """What the page says of a run's set-up comes from the run folder: the failed trials'
+    error, the warm start's starter and count, the policy the selector chose, the trials by
+    origin and the meta-features the run stored."""
+    text = rendered(setup_run, tmp_path)
+    with RunHistory(setup_run / HISTORY_FILE, read_only=True) as history:
+        meta = {key: history.get_meta(key) for key in ("warmstart", "policy", "metafeatures")}
+        trials = history.trials()
+    failed = [t for t in trials if t.status != "ok"]
+    assert failed, "the fixture's space should make some trials fail"
+    endings = section(text, "endings")
+    assert "No trial failed" not in endings
+    assert "the refusing classifier fits nothing" in endings
+    for t in failed:
+        assert str(t.trial.id) in endings
+    setup = section(text, "setup")
+    warm = meta["warmstart"]
+    assert warm["starter"] == "portfolio" and warm["configs"] == 2
+    assert html.escape(f"{warm['configs']} configurations from portfolio") in setup
+    policy = meta["policy"]
+    assert f"Policy: {html.escape(policy['name'])}" in setup and "chosen by the policy" in setup
+    origins = {t.trial.origin for t in trials}
+    assert len(origins) == 2  # the portfolio's trials and the strategy's
+    for origin in origins:
+        count = sum(t.trial.origin == origin for t in trials)
+        assert f"{html.escape(origin)} {count}" in setup
+    features = section(text, "metafeatures")
+    assert meta["metafeatures"], "the run should have stored its meta-features"
+    for name in meta["metafeatures"]:
+        assert f"<td>{html.escape(name)}</td>" in features
