@@ -600,3 +600,21 @@ def test_object_columns_become_numbers_or_text_that_compare():
     converted = _text_categories(frame)
     assert pd.api.types.is_integer_dtype(converted["n"])
     assert converted["m"].tolist()[:2] == ["1", "a"] and pd.isna(converted["m"][2])
+
+
+def test_the_default_regression_recipe_runs_on_a_real_regression_set():
+    """``AutoMLRegressor()`` with no recipe runs ``default-regression`` itself (its space,
+    search and ensemble, a few trials) on scikit-learn's diabetes and predicts held-out rows
+    better than their mean does."""
+    from sklearn.datasets import load_diabetes
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random_state=0)
+    model = AutoMLRegressor(max_trials=6, time_budget=600).fit(X_train, y_train)
+    default = load_plugins().get("recipe", "default-regression").obj
+    for key in ("space", "search", "ensemble"):
+        assert model.recipe_.get(key) == default.get(key), key
+    assert model.run_summary_.n_trials == 6
+    assert r2_score(y_test, model.predict(X_test)) > 0.2
