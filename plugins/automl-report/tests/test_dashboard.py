@@ -1,10 +1,10 @@
-"""The live dashboard in a real browser: a run writes its history in another process,
-``automl dashboard`` serves its folder, and headless Chromium loads the page twice: the
-trial count it shows has grown in between, and a screenshot is taken.
+"""The live dashboard: a run writes its history in another process, ``automl dashboard``
+serves its folder, and the page asked for twice over HTTP shows a trial count that has grown
+in between; headless Chromium draws the page of a run (a screenshot is taken).
 
 Chromium comes from the distribution's packages (Debian: ``apt-get install chromium``;
-``.ci/run`` installs it on a fresh machine); the test is skipped, saying so, only where no
-Chromium can be found."""
+``.ci/run`` installs it on a fresh machine); the browser test is skipped, saying so, only
+where no Chromium can be found."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,8 @@ from automl_report.dashboard import LivePage, make_server
 CHROMIUM = next(
     (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None
 )
+#: ``automl`` of this environment, as a module (the engine's CLI).
+AUTOML = [sys.executable, "-m", "automl_engine.cli"]
 #: Long enough for any machine to get there; the test ends as soon as it has what it needs.
 PATIENCE = 240.0
 RECIPE = {
@@ -66,13 +69,6 @@ def chromium(*arguments: str) -> str:
     return done.stdout
 
 
-def shown_count(url: str) -> int:
-    dom = chromium("--dump-dom", url)
-    match = re.search(r'<span id="trial-count">(\d+)</span>', dom)
-    assert match, dom[:500]
-    return int(match.group(1))
-
-
 def assert_a_drawn_page(png: Path, width: int, height: int) -> None:
     """The screenshot is the dashboard drawn, not a blank or bare page: an image of the
     window's size whose top is the page's dark banner (its stylesheet applied) and of which
@@ -89,38 +85,53 @@ def assert_a_drawn_page(png: Path, width: int, height: int) -> None:
     assert drawn > 0.05, f"{drawn:.1%} of the page below the banner is drawn: a bare page?"
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)")
+def page_count(html: str) -> int:
+    match = re.search(r'<span id="trial-count">(\d+)</span>', html)
+    assert match, html[:500]
+    return int(match.group(1))
+
+
+def fetched_count(url: str) -> int:
+    """The trial count of the page as served over HTTP (no browser: the server draws it)."""
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return page_count(response.read().decode())
+
+
+def dashboard_of(run_dir: Path) -> tuple[subprocess.Popen, str]:
+    """``automl dashboard RUN_DIR`` in a process of its own, and the URL it serves."""
+    dashboard = subprocess.Popen(
+        [*AUTOML, "dashboard", str(run_dir), "--port", "0", "--refresh", "2"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert dashboard.stdout is not None
+    serving = dashboard.stdout.readline()  # "serving RUN_DIR on http://127.0.0.1:PORT/"
+    url = re.search(r"http://127\.0\.0\.1:\d+/", serving)
+    assert url, serving
+    return dashboard, url.group(0)
+
+
 def test_the_dashboard_grows_while_the_run_writes(tmp_path):
+    """The page served while a run writes its history in another process counts the trials
+    stored when it is asked for: it has grown between two requests (plain HTTP, so this runs
+    where no browser is installed; the browser test below draws the page)."""
     pytest.importorskip("automl_sklearn")
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text(yaml.safe_dump(RECIPE))
     run_dir = tmp_path / "run"
-    automl = [sys.executable, "-m", "automl_engine.cli"]
     running = subprocess.Popen(
-        [*automl, "run", str(recipe), "--out", str(run_dir), "--quiet"],
+        [*AUTOML, "run", str(recipe), "--out", str(run_dir), "--quiet"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     dashboard = None
     try:
         wait_for(lambda: stored_trials(run_dir) >= 1, "the run's first trial")
-        dashboard = subprocess.Popen(
-            [*automl, "dashboard", str(run_dir), "--port", "0", "--refresh", "2"],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert dashboard.stdout is not None
-        serving = dashboard.stdout.readline()  # "serving RUN_DIR on http://127.0.0.1:PORT/"
-        url = re.search(r"http://127\.0\.0\.1:\d+/", serving)
-        assert url, serving
-        first = shown_count(url.group(0))
+        dashboard, url = dashboard_of(run_dir)
+        first = fetched_count(url)
         assert first >= 1
         wait_for(lambda: stored_trials(run_dir) > first, "a trial stored after the first load")
-        second = shown_count(url.group(0))
-        assert second > first
-        screenshot = tmp_path / "dashboard.png"
-        chromium(f"--screenshot={screenshot}", "--window-size=1280,900", url.group(0))
-        assert_a_drawn_page(screenshot, width=1280, height=900)
+        assert fetched_count(url) > first
         assert running.poll() is None  # the run was live all along
         assert not (run_dir / "report").exists()  # the dashboard wrote nothing there
     finally:
@@ -128,6 +139,21 @@ def test_the_dashboard_grows_while_the_run_writes(tmp_path):
             if process is not None:
                 process.terminate()
                 process.wait(timeout=60)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)")
+def test_a_browser_draws_the_dashboard(random_run, tmp_path):
+    """Headless Chromium loads the dashboard of a run: its scripts leave the trial count in
+    place, and the screenshot is the page drawn."""
+    dashboard, url = dashboard_of(random_run)
+    try:
+        assert page_count(chromium("--dump-dom", url)) == stored_trials(random_run)
+        screenshot = tmp_path / "dashboard.png"
+        chromium(f"--screenshot={screenshot}", "--window-size=1280,900", url)
+        assert_a_drawn_page(screenshot, width=1280, height=900)
+    finally:
+        dashboard.terminate()
+        dashboard.wait(timeout=60)
 
 
 def test_the_dashboard_listens_only_on_loopback(tmp_path):
