@@ -70,6 +70,31 @@ class SleepEvaluator(Evaluator):
         return Result(Status.OK, 0.0)
 
 
+class AllocatingEvaluator(Evaluator):
+    """Holds ``mb`` megabytes of memory: a trial that needs more than its limit allows."""
+
+    def evaluate(self, trial: Trial) -> Result:
+        import numpy as np
+
+        block = np.ones(int(trial.config["mb"]) * 2**17)  # 8 bytes each
+        return Result(Status.OK, float(block[-1]))
+
+
+def test_the_memory_limit_holds_on_a_dask_worker():
+    """A trial past its memory limit ends as MEMOUT, and the worker serves the next trial
+    (the limit is the trial sandbox's, not the worker's)."""
+    executor = DaskExecutor(workers=1)
+    executor.set_limits(None, 2048)
+    try:
+        greedy = executor.submit(AllocatingEvaluator(), Trial(0, {"mb": 3000}))
+        outcome = greedy.result(timeout=120)
+        modest = executor.submit(AllocatingEvaluator(), Trial(1, {"mb": 10})).result(timeout=120)
+    finally:
+        executor.shutdown()
+    assert outcome.status is Status.MEMOUT and "2048 MB" in outcome.error
+    assert modest.ok
+
+
 def test_the_time_limit_holds_on_a_dask_worker():
     executor = DaskExecutor(workers=1)
     executor.set_limits(1.0, None)
