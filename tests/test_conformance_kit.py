@@ -4,6 +4,9 @@ would see it."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,3 +159,26 @@ def test_the_plugin_guide_lists_what_the_kit_checks():
     page = (Path(__file__).parents[1] / "docs" / "plugins.md").read_text()
     assert with_checks(page) == page
     assert all(f"`{c.__name__}`" in page for c in checks_for("search_strategy"))
+
+
+def kit_run(cwd: Path, distribution: str) -> subprocess.CompletedProcess:
+    """``pytest --pyargs automl_engine.testing --automl-distribution NAME``, as a plugin
+    author runs it from their own project (outside this repository's configuration)."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    command += ["--pyargs", "automl_engine.testing", "--automl-distribution", distribution]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_the_kit_checks_an_installed_distribution_by_its_name(tmp_path):
+    """automl-evolution (installed by ``make install``) registers one search strategy: the
+    kit finds it through its entry point and runs every strategy check on it."""
+    done = kit_run(tmp_path, "automl-evolution")
+    expected = len(list(checks_for("search_strategy")))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(rf"^{expected} passed in ", done.stdout, re.MULTILINE), done.stdout
+
+
+def test_the_kit_names_a_distribution_it_finds_no_component_in(tmp_path):
+    done = kit_run(tmp_path, "automl-no-such-plugin")
+    assert done.returncode != 0
+    assert "no component with checks in 'automl-no-such-plugin'" in done.stdout + done.stderr
