@@ -22,6 +22,8 @@ is Levy's plus ``0.1 * (1 - budget)``, a low budget a slightly pessimistic view 
 function; a checkpoint n then counts trials at any budget:
 
     python benchmarks/smbo_overhead.py --strategies hyperband:rf smbo:rf optuna-tpe
+
+A strategy's parameters follow an ``@``: ``smbo:rf@target_transform=copula,xi=0.01``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import statistics
 import time
 
 import numpy as np
+import yaml
 from ConfigSpace import ConfigurationSpace, Float
 
 from automl_core.contracts import Fidelity, SearchContext
@@ -89,8 +92,15 @@ def levy(config: dict) -> float:
 
 
 def strategy_of(spec: str, plugins: Plugins, space: PipelineSpace, seed: int):
+    """``name[:surrogate][@key=value,...]``: e.g. ``smbo:rf@target_transform=copula``
+    (values are read as YAML)."""
+    spec, _, settings = spec.partition("@")
+    params = {
+        key: yaml.safe_load(value)
+        for key, value in (item.split("=", 1) for item in settings.split(",") if item)
+    }
     name, _, surrogate = spec.partition(":")
-    strategy = plugins.create("search_strategy", name)
+    strategy = plugins.create("search_strategy", name, params)
     factory = (lambda: plugins.create("surrogate", surrogate)) if surrogate else None
     fidelity = FIDELITY if strategy.races_budgets else None
     strategy.setup(

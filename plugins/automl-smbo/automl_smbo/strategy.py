@@ -28,6 +28,7 @@ from automl_engine.component_rows import components_alone, stage_position
 from automl_engine.pool_space import PoolSpace
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import LocalSearch, PerComponentSearch
+from automl_smbo.targets import check_target_transform, transform_losses
 
 #: Random configurations are drawn in batches of this size, at most this many batches.
 RANDOM_BATCH, RANDOM_BATCHES = 16, 50
@@ -57,6 +58,9 @@ class SMBO(SearchStrategy):
             best over components is proposed (the shared-latent-space paper's per-algorithm
             EI: :class:`~automl_smbo.optimizer.PerComponentSearch`); ``last`` names the
             space's last stage. On a pool, which is scored whole, it changes nothing.
+        target_transform: what the surrogate is fitted to (:mod:`automl_smbo.targets`):
+            ``none`` (the losses), ``log`` or ``copula`` (monotone transforms that keep the
+            order of the losses and even out heavy tails).
     """
 
     surrogate_use = "required"
@@ -77,6 +81,7 @@ class SMBO(SearchStrategy):
         neighbours_per_number: int = 2,
         acquisition_stage: str | None = None,
         component_starts: int = 10,
+        target_transform: str = "none",
     ) -> None:
         if not 0 <= random_fraction <= 1:
             raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
@@ -101,6 +106,8 @@ class SMBO(SearchStrategy):
                 f"component_starts must be a positive integer, got {component_starts!r}"
             )
         self.acquisition_stage, self.component_starts = acquisition_stage, component_starts
+        check_target_transform(target_transform)
+        self.target_transform = target_transform
 
     # -- set-up ------------------------------------------------------------------------------
     def setup(self, context: SearchContext) -> None:
@@ -218,11 +225,11 @@ class SMBO(SearchStrategy):
     def _fit_and_score(self) -> Any:
         rows = [vector for vector, _ in self.observed.values()]
         losses = np.array([loss for _, loss in self.observed.values()], dtype=float)
-        losses = failures_as_worst(losses)
+        losses = transform_losses(failures_as_worst(losses), self.target_transform)
         rows += list(self.pending.values())
         targets = constant_liar_targets(losses, len(self.pending), self.pending_lie)
         self.surrogate.fit(np.vstack(rows), targets)
-        best = float(losses.min())
+        best = float(losses.min())  # the transforms keep the order: the same best trial
 
         def score(candidates: np.ndarray) -> np.ndarray:
             mean, std = self.surrogate.predict(candidates)

@@ -21,6 +21,7 @@ from automl_engine.pool_space import PoolSpace
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import PerComponentSearch, best_first, climb
 from automl_smbo.strategy import SMBO
+from automl_smbo.targets import transform_losses
 
 
 class NeighbourSurrogate(Surrogate):
@@ -204,6 +205,34 @@ def test_failed_trials_count_as_the_worst_loss(branin_pool):
     assert sorted(fitted) == sorted(ok_losses + [max(ok_losses)] * 3)
 
 
+@pytest.mark.parametrize("transform", ["log", "copula"])
+def test_the_surrogate_is_fitted_to_the_transformed_losses(branin_pool, transform):
+    """``target_transform``: the surrogate sees a monotone transform of the losses (the same
+    order, so the same best trial), and EI's incumbent is the transformed best."""
+    strategy = SMBO(initial_design=5, random_fraction=0.0, target_transform=transform)
+    losses = search(strategy, branin_pool, pool_loss(branin_pool), 0, 8)
+    assert strategy.ask().origin == "acquisition"
+    fitted = strategy.surrogate.y
+    np.testing.assert_allclose(fitted, transform_losses(np.array(losses), transform))
+    assert not np.allclose(fitted, losses)
+    assert np.argmin(fitted) == np.argmin(losses)
+
+
+def test_the_transforms_keep_the_order_and_even_out_a_heavy_tail():
+    losses = np.array([0.5, 0.1, 1000.0, 0.2, 3.0, 0.2])
+    for name in ("log", "copula"):
+        targets = transform_losses(losses, name)
+        assert np.array_equal(np.argsort(targets, kind="stable"), np.argsort(losses, kind="stable"))
+        assert targets[1] < targets[3] == targets[5] < targets[0] < targets[4] < targets[2]
+    # the tail no longer dominates: the worst loss is a few standard deviations out at most
+    copula = transform_losses(losses, "copula")
+    assert copula.max() == pytest.approx(norm.ppf(5.5 / 6))  # the rank of 1000, not 1000
+    logged = transform_losses(losses, "log")
+    assert (logged.max() - np.median(logged)) / logged.std() < 3
+    assert np.isfinite(transform_losses(np.full(4, 0.3), "log")).all()  # no spread at all
+    assert np.array_equal(transform_losses(losses, "none"), losses)
+
+
 def test_a_finite_pool_is_exhausted_cleanly():
     pool = PoolSpace("tiny", np.arange(5.0)[:, None], available=np.array([1, 1, 0, 1, 1], bool))
     asked = search(SMBO(initial_design=2), pool, lambda c: float(c["candidate"]), 0, 4)
@@ -225,6 +254,7 @@ def test_without_a_surrogate_the_error_says_what_to_write():
         ({"pending_lie": "median"}, "pending_lie"),
         ({"initial_design": 0}, "initial_design"),
         ({"acquisition": "ucb"}, "unknown acquisition"),
+        ({"target_transform": "sqrt"}, "target_transform must be one of"),
     ],
 )
 def test_bad_parameters_are_refused(params, message):
