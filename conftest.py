@@ -5,13 +5,14 @@ plugin alone sets it); left set, it would make every test that loads the install
 see fewer of them and fail or skip for no fault of the code. Tests that need it set it
 themselves (``monkeypatch.setenv``).
 
-The cache (``AUTOML_CACHE_DIR``) is the test session's own: what runs leave there (portfolios,
+The cache (``AUTOML_CACHE_DIR``) is the test run's own: what runs leave there (portfolios,
 trained networks, the fold-model signing key, OpenML imports...) neither comes from the
-user's runs nor goes to them. Three expensive inputs are shared with the user's cache, by
-links: the downloaded registry packages (``packages/``), the meta-data converted from them
-(``metadata/``) and the policy selector's simulated runs (``policy/``): what the tests check
-is not how those are downloaded or built (the plugins that build them test that in caches of
-their own), and building them again would cost minutes a session.
+user's runs nor goes to them. One folder is shared with the user's cache, by a link: the
+downloaded registry packages (``packages/``), files named by their version that nothing
+rewrites. What is built from them -- the meta-data converted from the packages
+(``metadata/``), the policy selector's simulated runs (``policy/``) -- is built again by each
+test run, once: the xdist workers of a run share one cache folder (the cache writes every
+file atomically, so two workers building the same thing at once leave one whole copy).
 
 No test downloads anything: pip is given no package index for the whole session
 (``PIP_NO_INDEX``), so a registry package missing from the cache fails with an error naming
@@ -21,6 +22,8 @@ Sockets are limited to the loopback interface by pytest-socket (pyproject.toml).
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +36,7 @@ from automl_engine.cache import CACHE_DIR_ENV, cache_dir
 NO_INDEX_ENV = "PIP_NO_INDEX"
 
 #: The folders of the user's cache the tests share (see the module docstring).
-SHARED_CACHE_FOLDERS = ("packages", "metadata", "policy")
+SHARED_CACHE_FOLDERS = ("packages",)
 
 pytest_plugins = ("pytester",)  # tests/test_conftest.py runs this file's rules in a sandbox
 
@@ -45,12 +48,18 @@ def _no_plugin_filter_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
 
 @pytest.fixture(scope="session")
 def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The test session's cache root: empty but for links to the shared folders."""
+    """The test run's cache root, shared by its xdist workers: empty at first but for links
+    to the user's shared folders."""
     real = cache_dir()  # the user's: the session's is not set yet
-    root = tmp_path_factory.mktemp("automl-cache")
+    base = tmp_path_factory.getbasetemp()
+    # an xdist worker's base is <run's base>/popen-gwN: its parent is the run's
+    run_base = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = run_base / "automl-cache"
+    root.mkdir(exist_ok=True)
     for shared in SHARED_CACHE_FOLDERS:
         (real / shared).mkdir(parents=True, exist_ok=True)
-        (root / shared).symlink_to(real / shared, target_is_directory=True)
+        with contextlib.suppress(FileExistsError):  # another worker linked it first
+            (root / shared).symlink_to(real / shared, target_is_directory=True)
     return root
 
 

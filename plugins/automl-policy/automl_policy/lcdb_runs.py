@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from automl_engine.cache import cache_dir, write_atomically
+from automl_engine.cache import building, cache_dir, write_atomically
 from automl_metadata.archive import read_csv
 from automl_metadata.lcdb import CURVES_FILE, DATASETS_FILE, LCDB
 
@@ -66,9 +66,11 @@ def load_runs() -> Runs:
     """LCDB's runs, from the cache, or read from the lcdb sdist (downloaded if needed)."""
     path = cache_file()
     if not path.is_file():
-        runs = read_runs()
-        write_atomically(path, lambda tmp: save_runs(runs, tmp))
-        return runs
+        with building(path):
+            if not path.is_file():  # not built while this process waited
+                runs = read_runs()
+                write_atomically(path, lambda tmp: save_runs(runs, tmp))
+                return runs
     return read_saved(path)
 
 
