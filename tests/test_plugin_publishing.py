@@ -154,7 +154,9 @@ def install(env: Path, index_url: str, *requirements: str, report: Path) -> dict
     """``pip install`` by name from the test's index alone (the dependencies are those
     installed here, :func:`with_the_dependencies_installed_here`); the download URL of each
     automl package installed."""
-    pip = [env / "bin" / "python", "-m", "pip", "install", "-q", "--report", report]
+    # this environment's pip, installing into ``env`` (which has none: ensurepip is seconds)
+    pip = [sys.executable, "-m", "pip", "--python", env / "bin" / "python", "install", "-q"]
+    pip += ["--report", report]
     sh(
         *pip, "--index-url", f"{index_url}/simple/", "--no-build-isolation", *requirements,
         env=with_a_package_index(),
@@ -193,7 +195,7 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
         upload(index, path)
 
     env = tmp_path / "venv"
-    venv.create(env, with_pip=True)
+    venv.create(env, with_pip=False)
     with_the_dependencies_installed_here(env)
     sources = install(
         env,
