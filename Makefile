@@ -24,7 +24,15 @@ AUTOGLUON_VENV ?= .venv-autogluon
 AUTOGLUON := autogluon.tabular[all]==1.6.*
 AUTOGLUON_STAMP := $(AUTOGLUON_VENV)/.installed
 
-.PHONY: install demo test lint clean autogluon-env
+# CARP-S (contrib/automl-carps: our strategies judged by CARP-S's runner beside SMAC3 and
+# Optuna) brings hydra, polars, pyarrow, seaborn... (~220 MB): it lives in an environment of its
+# own that sees this one's packages (a path file adds .venv's site-packages), so CARP-S's
+# dependencies go there and nothing here changes. Not part of `make install`.
+CARPS_VENV ?= .venv-carps
+CARPS_STAMP := $(CARPS_VENV)/.installed
+PURELIB := import sysconfig; print(sysconfig.get_paths()["purelib"])
+
+.PHONY: install demo test lint clean autogluon-env carps-env
 
 $(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml contrib/automl-*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +65,16 @@ $(AUTOGLUON_STAMP): constraints.txt
 	touch $@
 
 autogluon-env: $(AUTOGLUON_STAMP)
+
+$(CARPS_STAMP): $(STAMP) constraints.txt
+	$(PYTHON) -m venv --without-pip $(CARPS_VENV)
+	echo '*' > $(CARPS_VENV)/.gitignore
+	echo "import site; site.addsitedir('$$($(BIN)/python -c '$(PURELIB)')')" > "$$($(CARPS_VENV)/bin/python -c '$(PURELIB)')/automl-venv.pth"
+	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q -c constraints.txt "./contrib/automl-carps[carps]"
+	$(CARPS_VENV)/bin/python -c "import carps, ioh, automl_carps.optimizer; from importlib.metadata import version as v; print('carps', v('carps'))"
+	touch $@
+
+carps-env: $(CARPS_STAMP)
 
 clean:
 	rm -rf $(VENV) $(AUTOGLUON_VENV) runs
