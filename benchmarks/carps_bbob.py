@@ -55,10 +55,12 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 
 
 def run_missing(optimizer: str, seed: int, subset: str, tasks: list[str], rundir: Path) -> None:
-    """CARP-S's runner over ``tasks`` (one process, hydra's multirun)."""
+    """CARP-S's runner over ``tasks`` (one process, hydra's multirun); ``optimizer`` is its
+    configuration's group and name, ``smac20/blackbox``."""
+    group, _, name = optimizer.rpartition("/")
     command = [
         sys.executable, "-m", "carps.run", "hydra.searchpath=[pkg://automl_carps/configs]",
-        f"+optimizer/{optimizer}", f"+task/subselection/blackbox/{subset}={','.join(tasks)}",
+        f"+optimizer/{group}={name}", f"+task/subselection/blackbox/{subset}={','.join(tasks)}",
         f"seed={seed}", f"baserundir={rundir}", "-m",
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False)
