@@ -23,7 +23,6 @@ Sockets are limited to the loopback interface by pytest-socket (pyproject.toml).
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,13 +46,15 @@ def _no_plugin_filter_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 @pytest.fixture(scope="session")
-def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def session_cache(
+    tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> Path:
     """The test run's cache root, shared by its xdist workers: empty at first but for links
     to the user's shared folders."""
     real = cache_dir()  # the user's: the session's is not set yet
     base = tmp_path_factory.getbasetemp()
-    # an xdist worker's base is <run's base>/popen-gwN: its parent is the run's
-    run_base = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    # an xdist worker (its config has `workerinput`) has <run's base>/popen-gwN as its base
+    run_base = base.parent if hasattr(pytestconfig, "workerinput") else base
     root = run_base / "automl-cache"
     root.mkdir(exist_ok=True)
     for shared in SHARED_CACHE_FOLDERS:

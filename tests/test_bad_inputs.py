@@ -91,7 +91,7 @@ def test_zero_workers_are_refused(tmp_path, capsys):
 
 
 def test_a_parameter_of_the_wrong_type_is_refused_before_the_run(tmp_path, capsys):
-    overrides = "search={strategy: random, params: {max_retries: abc}}"
+    overrides = "search={name: random, params: {max_retries: abc}}"
     code, err = validate(tmp_path, capsys, overrides)
     assert code == 2 and "search.params.max_retries: got 'abc', expected an integer" in err
 
@@ -102,12 +102,12 @@ def test_a_number_yaml_reads_as_text_gets_a_hint(tmp_path, capsys):
 
 
 def test_a_strategy_that_needs_a_surrogate_without_one_is_refused(tmp_path, capsys):
-    code, err = validate(tmp_path, capsys, "search={strategy: mcts}")
+    code, err = validate(tmp_path, capsys, "search={name: mcts}")
     assert code == 2 and "search.surrogate: got None" in err and "surrogate: rf" in err
 
 
 def test_a_surrogate_a_strategy_ignores_is_a_warning(tmp_path, capsys):
-    code, err = validate(tmp_path, capsys, "search={strategy: random, surrogate: rf}")
+    code, err = validate(tmp_path, capsys, "search={name: random, surrogate: rf}")
     assert code == 0 and "warning: search.surrogate: 'rf' is ignored" in err
 
 
@@ -123,10 +123,10 @@ def test_a_halving_strategy_on_a_benchmark_without_budgets_is_refused(tmp_path, 
         "budget": {"trials": 3},
     }
     code, err = validate(tmp_path, capsys, "task.dataset=d1", recipe=recipe)
-    assert code == 2 and "search.strategy: got 'asha'" in err and "races_budgets" in err
+    assert code == 2 and "search.name: got 'asha'" in err and "races_budgets" in err
     # a suite is checked on its first dataset
     code, err = validate(tmp_path, capsys, "task.suite=all", recipe=recipe)
-    assert code == 2 and "search.strategy: got 'asha'" in err
+    assert code == 2 and "search.name: got 'asha'" in err
 
 
 def test_a_suite_naming_a_split_the_benchmark_lacks_is_refused(tmp_path, capsys):

@@ -58,7 +58,7 @@ def test_validate_accepts_a_good_recipe_and_rejects_a_bad_one(tmp_path, capsys):
     assert "valid" in capsys.readouterr().out
     code = main(["validate", str(write(tmp_path, QUICK)), "--set", "search=randm"])
     assert code == 2
-    assert "search.strategy: got 'randm'" in capsys.readouterr().err
+    assert "search: got 'randm'" in capsys.readouterr().err
 
 
 def test_run_then_show_on_a_real_keel_dataset(tmp_path, capsys):
@@ -143,7 +143,7 @@ def test_a_file_wins_over_a_named_recipe(tmp_path, capsys, quick_recipe, monkeyp
     monkeypatch.chdir(tmp_path)
     write(tmp_path, {**QUICK, "search": "randm"}, name="quick")
     assert main(["validate", "quick"]) == 2
-    assert "search.strategy: got 'randm'" in capsys.readouterr().err
+    assert "search: got 'randm'" in capsys.readouterr().err
 
 
 def test_an_unknown_recipe_is_neither_a_file_nor_a_name(capsys):

@@ -233,7 +233,7 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
     strategy_checks = len(list(checks_for("search_strategy")))  # hillclimb is a strategy
     assert re.search(rf"^{strategy_checks} passed in ", kit, re.MULTILINE), kit
 
-    search = "{strategy: hillclimb, params: {restart_probability: 0.5}}"
+    search = "{name: hillclimb, params: {restart_probability: 0.5}}"
     recipe = hillclimb_recipe(tmp_path, 6, search)
     out = sh(env / "bin" / "automl", "run", recipe, "--out", tmp_path / "run", "--quiet")
     assert "trials: 6" in out

@@ -52,7 +52,7 @@ BAD_SHAPES = [
     ),
     (
         {"search": {"params": {"x": 1}}},
-        r"^search\.strategy: got None, expected a search strategy name",
+        r"^search\.name: got None, expected a search strategy name",
     ),
     (
         {"search": {"strategy": "random", "params": [1, 2]}},
@@ -76,7 +76,7 @@ def test_bad_recipe_shapes_are_reported_with_path_and_expectation(change, messag
 BAD_NAMES = [
     (
         {"search": {"strategy": "randm"}},
-        r"^search\.strategy: got 'randm', expected a registered search strategy\. "
+        r"^search: got 'randm', expected a registered search strategy\. "
         r"Did you mean 'random'\?",
     ),
     (
@@ -165,3 +165,39 @@ def test_overrides_set_nested_values_parsed_as_yaml():
 def test_a_malformed_override_is_reported():
     with pytest.raises(RecipeError, match=r"^--set: got 'budget\.trials', expected PATH=VALUE"):
         apply_overrides(toy_recipe(), ["budget.trials"])
+
+
+# --- one key for a component's name ---------------------------------------------------------
+
+OLDER_WORDS = [
+    ("search", "strategy", "mcts", lambda r: r.search.strategy.name),
+    ("warmstart", "starter", "portfolio", lambda r: r.warmstart.starter.name),
+    ("metafeatures", "provider", "handcrafted", lambda r: r.metafeatures.name),
+    ("ensemble", "ensembler", "caruana", lambda r: r.ensemble.name),
+]
+
+
+@pytest.mark.parametrize(("section", "older", "value", "read"), OLDER_WORDS)
+def test_every_section_names_its_component_with_name_and_reads_its_older_word(
+    section, older, value, read
+):
+    """``name`` in every section; a recipe written with the section's older word
+    (``search: {strategy: mcts}``) means the same; both at once is refused."""
+    for key in ("name", older):
+        recipe = parse_recipe(toy_recipe(**{section: {key: value, "params": {}}}))
+        assert read(recipe) == value
+    with pytest.raises(RecipeError, match=rf"^{section}\.{older}: .*'name' or '{older}', not"):
+        parse_recipe(toy_recipe(**{section: {"name": value, older: value}}))
+
+
+def test_an_override_in_the_older_word_sets_the_name_of_a_recipe_in_the_new_one():
+    """An ablation's ``--vary search.strategy=...`` on a recipe written with ``name`` (and
+    ``--set search.name=...`` on one written with ``strategy``) change the one name."""
+    new = toy_recipe(search={"name": "random", "params": {}})
+    old = toy_recipe(search={"strategy": "random", "params": {}})
+    for data, override in ((new, "search.strategy=mcts"), (old, "search.name=mcts")):
+        changed = apply_overrides(data, [override])
+        assert changed["search"] == {"name": "mcts", "params": {}}
+        assert parse_recipe(changed).search.strategy.name == "mcts"
+    whole = apply_overrides(new, ["ensemble={ensembler: caruana, params: {size: 5}}"])
+    assert whole["ensemble"] == {"name": "caruana", "params": {"size": 5}}

@@ -1,6 +1,6 @@
 """Ablations: one recipe, some of its values varied, run on every task of a suite and seed.
 
-``automl ablate recipe.yaml --vary search.strategy=smbo,mcts --suite keel-small --seeds 5``
+``automl ablate recipe.yaml --vary search.name=smbo,mcts --suite keel-small --seeds 5``
 plans a grid of *cells* (variant x task x seed). Each cell is a normal run with its own run
 folder and history, or, for a whole-system peer (``--peer flaml``), a fit of that
 :class:`~automl_core.contracts.System` on the same training rows, metric, wall time and
@@ -118,13 +118,13 @@ class Cell:
 
 
 def parse_vary(values: Sequence[str]) -> list[tuple[str, list[str]]]:
-    """``["search.strategy=smbo,mcts"]`` -> ``[("search.strategy", ["smbo", "mcts"])]``."""
+    """``["search.name=smbo,mcts"]`` -> ``[("search.name", ["smbo", "mcts"])]``."""
     varied: list[tuple[str, list[str]]] = []
     for value in values:
         key, sep, text = value.partition("=")
         options = [option.strip() for option in text.split(",")]
         if not sep or not key.strip() or not all(options):
-            raise RecipeError("--vary", value, "KEY=V1,V2,..., e.g. search.strategy=smbo,mcts")
+            raise RecipeError("--vary", value, "KEY=V1,V2,..., e.g. search.name=smbo,mcts")
         if key.strip() in (k for k, _ in varied):
             raise RecipeError("--vary", value, f"each key once ({key.strip()!r} is repeated)")
         if len(set(options)) != len(options):
@@ -176,7 +176,7 @@ def parse_variant(value: str) -> Variant:
         raise RecipeError(
             "--variant",
             value,
-            "'LABEL {key: value, ...}', e.g. '+caruana {ensemble: {ensembler: caruana}}'",
+            "'LABEL {key: value, ...}', e.g. '+caruana {ensemble: {name: caruana}}'",
         )
     overrides = tuple(
         (str(key), yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("\n...").strip())
@@ -649,6 +649,6 @@ def write_results(path: Path, columns: Sequence[str], rows: Sequence[dict[str, A
 
 
 def _slug(label: str) -> str:
-    """A folder name for a variant or task label: ``search.strategy=mcts`` ->
-    ``search.strategy-mcts``, ``keel:german`` -> ``keel-german``."""
+    """A folder name for a variant or task label: ``search.name=mcts`` ->
+    ``search.name-mcts``, ``keel:german`` -> ``keel-german``."""
     return safe_folder_name(label.replace("=", "-").replace(" ", "_").replace(":", "-"))

@@ -28,7 +28,7 @@ def configure_ablate(ablate_cmd: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=V1,V2",
-        help="a recipe key and the values to try, e.g. search.strategy=smbo,mcts (repeatable: "
+        help="a recipe key and the values to try, e.g. search.name=smbo,mcts (repeatable: "
         "the grid is every combination)",
     )
     ablate_cmd.add_argument(
@@ -37,7 +37,7 @@ def configure_ablate(ablate_cmd: argparse.ArgumentParser) -> None:
         default=[],
         metavar="'LABEL {KEY: VALUE}'",
         help="a named variant of the recipe on its own (not combined with others), e.g. "
-        "'+caruana {ensemble: {ensembler: caruana}}' or 'smbo {search.strategy: smbo}' "
+        "'+caruana {ensemble: {name: caruana}}' or 'smbo {search.name: smbo}' "
         "(repeatable)",
     )
     ablate_cmd.add_argument(

@@ -128,7 +128,7 @@ def test_a_cell_recipe_takes_the_variant_the_suite_task_and_the_seed() -> None:
     (task,) = suite_tasks(suite, load_plugins())
     raw = cell_recipe(RECIPE, Cell(variant, task, 3))
     assert parse_recipe(raw).task.max_rows == 500
-    assert raw["search"] == {"strategy": "smbo", "surrogate": "rf"}
+    assert raw["search"] == {"name": "smbo", "surrogate": "rf"}
     assert raw["task"] == {
         "metric": "balanced_accuracy",
         "resampling": {"holdout": 0.33},
@@ -148,7 +148,7 @@ def test_named_variants_each_change_the_base_recipe_on_their_own() -> None:
         [],
         ["flaml"],
         [
-            "+caruana {ensemble: {ensembler: caruana, params: {size: 20}}}",
+            "+caruana {ensemble: {name: caruana, params: {size: 20}}}",
             "smbo {search.strategy: smbo}",
             "+auto {task.resampling: auto}",
         ],
@@ -157,9 +157,9 @@ def test_named_variants_each_change_the_base_recipe_on_their_own() -> None:
     task = SuiteTask("keel:wine", {"dataset": "keel:wine"})
     recipes = {v.label: cell_recipe(RECIPE, Cell(v, task, 0)) for v in variants[:4]}
     assert "ensemble" not in recipes["recipe"] and "ensemble" not in recipes["smbo"]
-    assert recipes["+caruana"]["ensemble"] == {"ensembler": "caruana", "params": {"size": 20}}
+    assert recipes["+caruana"]["ensemble"] == {"name": "caruana", "params": {"size": 20}}
     assert recipes["+caruana"]["search"] == recipes["recipe"]["search"]
-    assert recipes["smbo"]["search"] == {"strategy": "smbo", "surrogate": "rf"}
+    assert recipes["smbo"]["search"] == {"name": "smbo", "surrogate": "rf"}
     assert recipes["+auto"]["task"]["resampling"] == "auto"
     relabelled = make_variants([], [], ["gp {search.surrogate: gp}"], base_label="smbo:rf")
     assert [v.label for v in relabelled] == ["smbo:rf", "gp"]

@@ -165,7 +165,7 @@ def _check_space_kind(strategy: SearchStrategy, ref: ComponentRef, space: Search
     if kind is not None and kind not in strategy.space_kinds:
         claimed = ", ".join(sorted(strategy.space_kinds))
         raise RecipeError(
-            "search.strategy",
+            "search.name",
             ref.name,
             f"a strategy that searches {kind} spaces",
             f"{ref.name!r} searches {claimed} spaces only (its space_kinds).",

@@ -142,14 +142,18 @@ class Recipe:
 def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
     """A copy of ``data`` with ``path=value`` overrides applied (values read as YAML, with
     a recipe file's bounds). ``PATH=null`` (or ``PATH=``) removes the key, so that its
-    default applies again."""
-    result = copy.deepcopy(dict(data))
+    default applies again. A section's older word for its component's name is read as
+    ``name`` on both sides (:func:`with_one_name_key`): ``--set search.strategy=mcts`` sets
+    the name of a ``search: {name: smbo}`` section."""
+    result = with_one_name_key(copy.deepcopy(dict(data)))
     for override in overrides:
         path, sep, text = override.partition("=")
         if not sep or not path.strip():
             raise RecipeError("--set", override, "PATH=VALUE, e.g. search.params.c_ucb=1.3")
         value = read_yaml_text(text, f"--set {path.strip()}") if text.strip() else None
         keys = path.strip().split(".")
+        if len(keys) == 2 and OLDER_NAME_KEYS.get(keys[0]) == keys[1]:
+            keys[1] = "name"
         node = result
         for depth, key in enumerate(keys[:-1]):
             child = node.get(key)
@@ -163,6 +167,7 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
             node.pop(keys[-1], None)
         else:
             node[keys[-1]] = value
+    result = with_one_name_key(result)  # a section set whole, in the older words
     nodes = expanded_size(result)
     if nodes > MAX_NODES:
         raise RecipeError(
@@ -171,16 +176,24 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
     return result
 
 
+def with_one_name_key(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with each section's older word for its component's name (``search:
+    {strategy: x}``, :data:`OLDER_NAME_KEYS`) written as ``name``, as overrides and
+    comparisons of recipes see it; a section that has both is left for the parser to
+    refuse."""
+    result = dict(data)
+    for section, older in OLDER_NAME_KEYS.items():
+        value = result.get(section)
+        if isinstance(value, Mapping) and older in value and "name" not in value:
+            renamed = {("name" if key == older else key): item for key, item in value.items()}
+            result[section] = renamed
+    return result
+
+
 def _expand_shorthand(path: list[str], value: str) -> dict[str, Any]:
-    """``space: x`` -> ``{name: x}`` (``search: x`` -> ``{strategy: x}``...), so ``--set
-    space.params.y=1`` works on a recipe written with the shorthand."""
-    key = {
-        "search": "strategy",
-        "warmstart": "starter",
-        "metafeatures": "provider",
-        "ensemble": "ensembler",
-    }
-    return {key.get(path[-1], "name"): value}
+    """``space: x`` -> ``{name: x}`` (``search: x`` too), so ``--set space.params.y=1``
+    works on a recipe written with the shorthand."""
+    return {"name": value}
 
 
 def load_recipe(
@@ -308,17 +321,41 @@ def _string(path: str, value: Any) -> str:
     return value
 
 
-def _component(path: str, value: Any, name_key: str = "name") -> ComponentRef:
-    """``name`` or ``{<name_key>: name, params: {...}}``."""
+#: The older word some sections used for their component's name (``search: {strategy:
+#: random}``): still read, so that recipes written before ``name`` was the one key keep working.
+OLDER_NAME_KEYS = {
+    "search": "strategy",
+    "warmstart": "starter",
+    "metafeatures": "provider",
+    "ensemble": "ensembler",
+}
+
+
+def _component(path: str, value: Any, extra_keys: Sequence[str] = ()) -> ComponentRef:
+    """``name`` or ``{name: name, params: {...}}`` (the section's older word for ``name``
+    is read too, :data:`OLDER_NAME_KEYS`); ``extra_keys`` are the section's other keys,
+    read by the caller."""
     if isinstance(value, str):
         return ComponentRef(_string(path, value))
-    data = _mapping(path, value, f"a name or a mapping with {name_key!r} and 'params'")
-    _check_keys(path, data, (name_key, "params"))
-    if name_key not in data:
-        raise RecipeError(_join(path, name_key), None, "a component name (this key is required)")
+    data = _mapping(path, value, "a name or a mapping with 'name' and 'params'")
+    older = OLDER_NAME_KEYS.get(path)
+    _check_keys(path, data, ("name", *((older,) if older else ()), "params", *extra_keys))
     params = data.get("params") or {}
     _mapping(_join(path, "params"), params)
-    return ComponentRef(_string(_join(path, name_key), data[name_key]), dict(params))
+    return ComponentRef(_component_name(path, data, older), dict(params))
+
+
+def _component_name(path: str, data: Mapping[str, Any], older: str | None) -> str:
+    """The name under ``name``, or under the section's older key ``older``; not both."""
+    given = [key for key in ("name", older) if key is not None and key in data]
+    if len(given) > 1:
+        raise RecipeError(
+            _join(path, str(older)), data[str(older)], f"'name' or {older!r}, not both (one name)"
+        )
+    if not given:
+        what = {"search": "a search strategy name"}.get(path, "a component name")
+        raise RecipeError(_join(path, "name"), None, f"{what} (this key is required)")
+    return _string(_join(path, given[0]), data[given[0]])
 
 
 def parse_recipe(data: Mapping[str, Any]) -> Recipe:
@@ -341,9 +378,9 @@ def parse_recipe(data: Mapping[str, Any]) -> Recipe:
         search=search,
         budget=budget,
         executor=_component("executor", data.get("executor", default_executor(task, budget))),
-        metafeatures=_optional(data, "metafeatures", "provider"),
+        metafeatures=_optional(data, "metafeatures"),
         warmstart=_warmstart(data.get("warmstart")),
-        ensemble=_optional(data, "ensemble", "ensembler"),
+        ensemble=_optional(data, "ensemble"),
         seed=int(_number("seed", data.get("seed", 0), low=0, high=2**31 - 1, integer=True)),
         raw=copy.deepcopy(dict(data)),
     )
@@ -378,9 +415,9 @@ def default_executor(task: TaskSpec, budget: BudgetSpec) -> Any:
     return "sequential"
 
 
-def _optional(data: Mapping[str, Any], key: str, name_key: str) -> ComponentRef | None:
+def _optional(data: Mapping[str, Any], key: str) -> ComponentRef | None:
     value = data.get(key)
-    return None if value is None else _component(key, value, name_key)
+    return None if value is None else _component(key, value)
 
 
 DATASET_TASK_KEYS = (
@@ -533,15 +570,11 @@ def parse_resampling(value: Any) -> Resampling:
 def _search(value: Any) -> SearchSpec:
     if isinstance(value, str):
         return SearchSpec(ComponentRef(_string("search", value)))
-    data = _mapping("search", value, "a strategy name or {strategy, params, surrogate, fidelity}")
-    _check_keys("search", data, ("strategy", "params", "surrogate", "fidelity"))
-    if "strategy" not in data:
-        raise RecipeError("search.strategy", None, "a search strategy name (required)")
-    params = data.get("params") or {}
-    _mapping("search.params", params)
+    data = _mapping("search", value, "a strategy name or {name, params, surrogate, fidelity}")
+    strategy = _component("search", value, extra_keys=("surrogate", "fidelity"))
     surrogate = data.get("surrogate")
     return SearchSpec(
-        ComponentRef(_string("search.strategy", data["strategy"]), dict(params)),
+        strategy,
         None if surrogate is None else _component("search.surrogate", surrogate),
         _fidelity(data.get("fidelity")),
     )
@@ -597,9 +630,8 @@ def _warmstart(value: Any) -> WarmStartSpec | None:
         return None
     if isinstance(value, str):
         return WarmStartSpec(ComponentRef(_string("warmstart", value)))
-    data = _mapping("warmstart", value, "a warm-starter name or {starter, params, configs}")
-    _check_keys("warmstart", data, ("starter", "params", "configs"))
-    starter = _component("warmstart", {k: v for k, v in data.items() if k != "configs"}, "starter")
+    data = _mapping("warmstart", value, "a warm-starter name or {name, params, configs}")
+    starter = _component("warmstart", data, extra_keys=("configs",))
     if data.get("configs") is None:
         return WarmStartSpec(starter)
     configs = _number("warmstart.configs", data["configs"], low=1, high=MAX_COUNT, integer=True)
@@ -634,7 +666,7 @@ def _budget(value: Any) -> BudgetSpec:
 def component_refs(recipe: Recipe) -> list[tuple[str, str, ComponentRef]]:
     """Every component the recipe names: (recipe path, kind, reference)."""
     refs = [
-        ("search.strategy", "search_strategy", recipe.search.strategy),
+        ("search", "search_strategy", recipe.search.strategy),
         ("executor", "executor", recipe.executor),
     ]
     if recipe.space is not None:
@@ -646,7 +678,7 @@ def component_refs(recipe: Recipe) -> list[tuple[str, str, ComponentRef]]:
     if recipe.metafeatures:
         refs.append(("metafeatures", "metafeature_provider", recipe.metafeatures))
     if recipe.warmstart:
-        refs.append(("warmstart.starter", "warmstarter", recipe.warmstart.starter))
+        refs.append(("warmstart", "warmstarter", recipe.warmstart.starter))
     if recipe.task.policy:
         refs.append(("task.resampling", "policy_selector", recipe.task.policy))
     if recipe.ensemble:
@@ -681,7 +713,7 @@ def check_names(recipe: Recipe, plugins: Plugins) -> None:
                 path, ref.name, "a name registered by one plugin", str(error)
             ) from None
         if kind != "dataset_source":
-            _check_params(PARAMS_PATH.get(path, f"{path}.params"), registration, ref.params)
+            _check_params(f"{path}.params", registration, ref.params)
 
 
 def broken_plugins_note(plugins: Plugins) -> str:
@@ -694,10 +726,6 @@ def broken_plugins_note(plugins: Plugins) -> str:
         for b in plugins.broken
     )
     return f". These plugins failed to load, and may provide it: {named}"
-
-
-#: Where a component's params live in the recipe, when not at ``<its path>.params``.
-PARAMS_PATH = {"search.strategy": "search.params", "warmstart.starter": "warmstart.params"}
 
 
 def _check_params(path: str, registration: Registration, params: Mapping[str, Any]) -> None:

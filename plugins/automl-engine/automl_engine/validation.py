@@ -34,7 +34,6 @@ from automl_core.plugins import Plugins
 from automl_core.space import pipeline_space
 from automl_engine.metrics import get_metric
 from automl_engine.recipe import (
-    PARAMS_PATH,
     ComponentRef,
     Recipe,
     check_names,
@@ -116,7 +115,7 @@ def check_fidelity(plugins: Plugins, strategy: ComponentRef, fidelity: Fidelity 
         factory(plugins, "search_strategy", strategy), "races_budgets", False
     ):
         raise RecipeError(
-            "search.strategy",
+            "search.name",
             strategy.name,
             "a strategy that does not race budgets (this task has no budget range)",
             f"{strategy.name!r} races candidates over budgets (races_budgets), and the "
@@ -126,7 +125,7 @@ def check_fidelity(plugins: Plugins, strategy: ComponentRef, fidelity: Fidelity 
 
 def params_path(path: str) -> str:
     """Where the parameters of the component at ``path`` are written in a recipe."""
-    return PARAMS_PATH.get(path, f"{path}.params")
+    return f"{path}.params"
 
 
 def build(plugins: Plugins, path: str, kind: str, ref: ComponentRef, **extra: Any) -> Any:
@@ -157,21 +156,21 @@ def _check_search(recipe: Recipe, plugins: Plugins) -> list[str]:
     """The strategy is built; it gets a surrogate when it needs one, and searches the
     recipe's kind of space. Returns a warning for a surrogate it would ignore."""
     ref, surrogate = recipe.search.strategy, recipe.search.surrogate
-    strategy = build(plugins, "search.strategy", "search_strategy", ref)
+    strategy = build(plugins, "search", "search_strategy", ref)
     use = getattr(strategy, "surrogate_use", "optional")
     if surrogate is None and use == "required":
         raise RecipeError(
             "search.surrogate",
             None,
             f"a surrogate: {ref.name!r} fits one to choose what to try",
-            f"e.g. search: {{strategy: {ref.name}, surrogate: rf}}; registered surrogates: "
+            f"e.g. search: {{name: {ref.name}, surrogate: rf}}; registered surrogates: "
             + ", ".join(plugins.registry.names("surrogate")),
         )
     kind = "pool" if recipe.task.benchmark is not None else "pipeline"
     kinds = getattr(strategy, "space_kinds", {kind})
     if kind not in kinds:
         raise RecipeError(
-            "search.strategy",
+            "search.name",
             ref.name,
             f"a strategy that searches {kind} spaces",
             f"{ref.name!r} searches {', '.join(sorted(kinds))} spaces only (its space_kinds)",

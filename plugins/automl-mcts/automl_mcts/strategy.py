@@ -123,7 +123,7 @@ class MCTS(SearchStrategy):
         if context.surrogate_factory is None:
             raise ValueError(
                 "mcts needs a surrogate: name one in the recipe, e.g. "
-                "search: {strategy: mcts, surrogate: rf}"
+                "search: {name: mcts, surrogate: rf}"
             )
         self.rng = np.random.default_rng(context.seed)
         space = require_vector_space(context.space, "mcts")
@@ -132,7 +132,7 @@ class MCTS(SearchStrategy):
             raise ValueError(
                 f"mcts searches the structure of pipelines, and space {space.name!r} has no "
                 "stage with a choice of components: search it with smbo (e.g. search: "
-                "{strategy: smbo, surrogate: rf})"
+                "{name: smbo, surrogate: rf})"
             )
         self.surrogate: Surrogate = prepared_surrogate(context.surrogate_factory, space, context)
         self.tree: dict[Structure, Node] = {(): Node()}

@@ -8,7 +8,7 @@ through ψ, fitted on ``metadata`` (a source name or folder) at first use, or on
 table replaced by Metabu's, so that a warm-starter comparing datasets (knd) compares them in
 Metabu's space::
 
-    metafeatures: {provider: metabu, params: {metadata: ~/keel-metadata/metadata}}
+    metafeatures: {name: metabu, params: {metadata: ~/keel-metadata/metadata}}
     warmstart:
       starter: knd
       params: {metadata: metabu, metadata_params: {metadata: ~/keel-metadata/metadata}}

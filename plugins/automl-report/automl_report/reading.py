@@ -9,6 +9,7 @@ from typing import Any
 
 from automl_core.errors import AutoMLError
 from automl_engine.history import RunHistory, StoredTrial
+from automl_engine.recipe import with_one_name_key
 from automl_engine.run_folder import HISTORY_FILE, SUMMARY_FILE, finished_summary
 
 #: The history's meta keys the page reads (``automl_engine.compose.record_setup`` and the
@@ -71,14 +72,16 @@ class RunRecord:
 
     @property
     def search(self) -> dict[str, Any]:
-        """The recipe's ``search`` section as a mapping (a bare strategy name expanded)."""
+        """The recipe's ``search`` section as a mapping (a bare strategy name expanded; a
+        recipe of before ``name`` was the one key, ``strategy:``, read as ``name``)."""
         search = self.recipe.get("search") or {}
-        return {"strategy": search} if isinstance(search, str) else dict(search)
+        if isinstance(search, str):
+            return {"name": search}
+        return dict(with_one_name_key({"search": search})["search"])
 
     @property
     def strategy(self) -> str:
-        strategy = self.search.get("strategy", "?")
-        return str(strategy.get("name") if isinstance(strategy, dict) else strategy)
+        return str(self.search.get("name", "?"))
 
     @property
     def surrogate(self) -> str | None:

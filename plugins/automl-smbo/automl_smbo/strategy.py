@@ -115,7 +115,7 @@ class SMBO(SearchStrategy):
         if context.surrogate_factory is None:
             raise ValueError(
                 "smbo needs a surrogate: name one in the recipe, e.g. "
-                "search: {strategy: smbo, surrogate: rf}"
+                "search: {name: smbo, surrogate: rf}"
             )
         #: the acquisition optimiser works on encoded rows
         self.space: VectorSpace = require_vector_space(context.space, "smbo")
