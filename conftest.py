@@ -46,9 +46,7 @@ def _no_plugin_filter_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 @pytest.fixture(scope="session")
-def session_cache(
-    tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
-) -> Path:
+def session_cache(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Path:
     """The test run's cache root, shared by its xdist workers: empty at first but for links
     to the user's shared folders."""
     real = cache_dir()  # the user's: the session's is not set yet
