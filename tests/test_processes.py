@@ -213,3 +213,18 @@ def test_trials_build_their_pipelines_for_the_executors_threads(plugins, monkeyp
         monkeypatch.setattr(evaluator.space, "build", recording)
         evaluator.evaluate(Trial(0, evaluator.space.default()))
         assert built_for == [threads] and evaluator.threads == threads
+
+
+def test_eight_workers_run_eight_trials_at_once_whatever_the_cores(tmp_path):
+    """Scaling past the cores (a smoke test of issue 48's measurement): eight workers on a
+    2-core machine hold eight trials that wait for each other, so they all ran at once, in
+    eight processes."""
+    executor = ProcessExecutor(workers=8)
+    try:
+        config = {"action": "rendezvous", "meet": str(tmp_path), "expect": 8, "seconds": 120}
+        futures = [executor.submit(FaultyEvaluator(), Trial(i, config)) for i in range(8)]
+        results = [future.result(timeout=300) for future in futures]
+    finally:
+        executor.shutdown()
+    assert all(result.ok for result in results), [result.error for result in results]
+    assert len({result.info["pid"] for result in results}) == 8
