@@ -1,0 +1,174 @@
+"""How far one driver scales: throughput with 1 to 64 workers on trials that sleep, and the
+cost of an ask as the history grows (issue 48).
+
+What limits scaling in this design is the driver: one process asks the strategy, stores each
+result and tells the strategy, for every worker. Trials that sleep (``--seconds``, 1 s and
+0.1 s) take no core, so on a 2-core machine W workers can still keep W trials in flight, and
+what the driver spends per trial decides whether it keeps up.
+
+* **throughput**: for each strategy (``random``, ``smbo:rf``, ``mcts:rf``), executor
+  (``processes``, ``dask``) and worker count, the driver keeps every worker busy as the run
+  loop does: ask a configuration, submit it, and on each result store it in a real SQLite
+  history and tell the strategy. The first ``W`` results warm the workers up; the next ``3W``
+  (at least 30) are timed. Printed: trials/s against the ideal ``W / seconds``, and the
+  driver's busy fraction (its seconds in ask, tell and store over the wall time). The
+  configurations come from the 10-d Levy problem of ``smbo_overhead.py`` (for ``mcts``, its
+  choice of two components), its loss computed in the worker.
+* **latency**: ``--latency N``: each strategy alone, asked and told ``N`` times in sequence
+  (no executor); the median ask + tell at 100, 500, 1000, 2000 and 5000 observations.
+
+    python benchmarks/scaling.py --workers 1 2 4 8 16 32 64 --seconds 1 0.1
+    python benchmarks/scaling.py --latency 5000 --strategies random smbo:rf mcts:rf
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# the workers unpickle this module's evaluator: they import it from here
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
+sys.path.insert(0, str(HERE))
+
+from smbo_overhead import (  # noqa: E402
+    levy,
+    levy_choice,
+    levy_choice_space,
+    levy_space,
+    strategy_of,
+)
+
+from automl_core.contracts import Evaluator, Executor  # noqa: E402
+from automl_core.plugins import load_plugins  # noqa: E402
+from automl_core.trial import Result, Status, Trial  # noqa: E402
+from automl_engine.builtins.processes import ProcessExecutor  # noqa: E402
+from automl_engine.history import RunHistory  # noqa: E402
+
+CHECKPOINTS = (100, 500, 1000, 2000, 5000)
+
+
+class SleepingLevy(Evaluator):
+    """Sleeps ``seconds``, then returns the Levy loss of the configuration (``choice``: the
+    two-component problem): a trial that takes no core."""
+
+    def __init__(self, seconds: float, choice: bool) -> None:
+        self.seconds, self.choice = seconds, choice
+
+    def evaluate(self, trial: Trial) -> Result:
+        time.sleep(self.seconds)
+        loss = levy_choice(trial.config) if self.choice else levy(trial.config)
+        return Result(Status.OK, loss)
+
+
+def executor_of(name: str, workers: int) -> Executor:
+    if name == "dask":
+        from automl_executor_dask.executor import DaskExecutor
+
+        return DaskExecutor(workers=workers)
+    return ProcessExecutor(workers=workers)
+
+
+def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> dict[str, float]:
+    """Trials per second and the driver's busy fraction, after a warm-up of ``workers``."""
+    choice = spec.startswith("mcts")
+    plugins = load_plugins()
+    space = levy_choice_space() if choice else levy_space()
+    strategy = strategy_of(spec, plugins, space, seed=0)
+    evaluator = SleepingLevy(seconds, choice)
+    warm_up, timed = workers, max(3 * workers, 30)
+    executor = executor_of(executor_name, workers)
+    busy = 0.0
+    with tempfile.TemporaryDirectory() as folder, RunHistory(Path(folder) / "h.sqlite") as history:
+        in_flight: dict[Future[Result], Trial] = {}
+        asked = told = 0
+        started = None
+        try:
+            while told < warm_up + timed:
+                while len(in_flight) < workers and asked < warm_up + timed:
+                    tick = time.perf_counter()
+                    candidate = strategy.ask()
+                    trial = Trial(asked, candidate.config, candidate.budget, candidate.origin)
+                    history.start(trial)
+                    busy += time.perf_counter() - tick if started else 0.0
+                    in_flight[executor.submit(evaluator, trial)] = trial
+                    asked += 1
+                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                for future in done:
+                    trial = in_flight.pop(future)
+                    tick = time.perf_counter()
+                    result = future.result()
+                    history.finish(trial, result, asked=asked)
+                    strategy.tell(trial, result)
+                    told += 1
+                    if started:
+                        busy += time.perf_counter() - tick
+                    if told == warm_up:
+                        started, busy = time.perf_counter(), 0.0
+        finally:
+            executor.shutdown()
+    wall = time.perf_counter() - (started or time.perf_counter())
+    return {"rate": timed / wall, "busy": busy / wall}
+
+
+def latency(spec: str, trials: int) -> dict[int, float]:
+    """Median ask + tell seconds around each checkpoint, the strategy alone."""
+    choice = spec.startswith("mcts")
+    space = levy_choice_space() if choice else levy_space()
+    strategy = strategy_of(spec, load_plugins(), space, seed=0)
+    objective = levy_choice if choice else levy
+    times = []
+    for i in range(trials):
+        tick = time.perf_counter()
+        candidate = strategy.ask()
+        elapsed = time.perf_counter() - tick
+        loss = objective(candidate.config)
+        tick = time.perf_counter()
+        strategy.tell(Trial(i, candidate.config), Result(Status.OK, loss))
+        times.append(elapsed + time.perf_counter() - tick)
+    return {c: statistics.median(times[max(c - 5, 0) : c + 5]) for c in CHECKPOINTS if c <= trials}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--strategies", nargs="+", default=["random", "smbo:rf", "mcts:rf"])
+    parser.add_argument("--executors", nargs="+", default=["processes"])
+    parser.add_argument("--workers", nargs="+", type=int, default=[1, 2, 4, 8, 16, 32, 64])
+    parser.add_argument("--seconds", nargs="+", type=float, default=[1.0, 0.1])
+    parser.add_argument("--latency", type=int, default=0, help="ask + tell to N observations")
+    args = parser.parse_args()
+    print(f"{os.cpu_count()} cores; Python {sys.version.split()[0]}")
+    if args.latency:
+        header = " | ".join(f"n={c}" for c in CHECKPOINTS if c <= args.latency)
+        print(f"\n| strategy | {header} |  (median ask + tell, ms)")
+        print("|---" * (1 + len(header.split("|"))) + "|")
+        for spec in args.strategies:
+            cells = latency(spec, args.latency)
+            print(f"| {spec} | " + " | ".join(f"{v * 1e3:.1f}" for v in cells.values()) + " |",
+                  flush=True)  # fmt: skip
+        return
+    print(
+        "\n| strategy | executor | trial s | workers | trials/s | ideal | of ideal | driver busy |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for seconds in args.seconds:
+        for executor in args.executors:
+            for spec in args.strategies:
+                for workers in args.workers:
+                    row = throughput(spec, executor, workers, seconds)
+                    ideal = workers / seconds
+                    print(
+                        f"| {spec} | {executor} | {seconds:g} | {workers} | {row['rate']:.2f} | "
+                        f"{ideal:.1f} | {row['rate'] / ideal:.0%} | {row['busy']:.1%} |",
+                        flush=True,
+                    )
+
+
+if __name__ == "__main__":
+    main()
