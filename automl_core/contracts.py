@@ -279,6 +279,11 @@ class Surrogate(abc.ABC):
     def warm_start(self, state: Any) -> None:  # noqa: B027
         """Start from a warm-starter's pre-trained ``state`` (WarmStart.surrogate_state)."""
 
+    def check_space(self, space: VectorSpace, task: TaskDescription | None = None) -> None:  # noqa: B027
+        """Raise ``ValueError`` saying why when this surrogate, as configured, cannot model
+        ``space`` (meta-data or weights of another space; ``task`` resolves meta-data names);
+        ``automl validate`` asks, so a mismatch is refused before a run. Optional."""
+
 
 @dataclass(frozen=True)
 class Fidelity:

@@ -142,6 +142,30 @@ def resolve_metadata(
     )
 
 
+class MetaDataNotLocal(DatasetError):
+    """A registered meta-data source not converted on this machine yet: loading it would
+    download its package (see :func:`local_metadata_resolver`)."""
+
+
+def local_metadata_resolver(plugins: Plugins) -> MetaDataResolver:
+    """:func:`resolve_metadata` that never downloads, for ``automl validate``: a registered
+    source not converted here yet (its loader's ``is_converted()`` says so) raises
+    :class:`MetaDataNotLocal`, and the check that needed it is left to the run."""
+
+    def resolve(
+        reference: str | Path | MetaData, params: Mapping[str, Any] | None = None
+    ) -> MetaData:
+        text = str(reference)
+        if not isinstance(reference, MetaData) and text in plugins.registry.names("metadata"):
+            loader = plugins.create("metadata", text, dict(params or {}))
+            if not getattr(loader, "is_converted", lambda: True)():
+                raise MetaDataNotLocal(f"meta-data {text!r} is not converted on this machine yet")
+            return loader.load()
+        return resolve_metadata(reference, params, plugins)
+
+    return resolve
+
+
 def metadata_resolver(plugins: Plugins) -> MetaDataResolver:
     """:func:`resolve_metadata` bound to ``plugins``: what a run hands its components."""
     return functools.partial(resolve_metadata, plugins=plugins)

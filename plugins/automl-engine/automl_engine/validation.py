@@ -27,11 +27,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from automl_core.contracts import Fidelity
+from automl_core.contracts import Fidelity, TaskDescription
 from automl_core.errors import AutoMLError, RecipeError
 from automl_core.lazy import LazyFactory
 from automl_core.plugins import Plugins
-from automl_core.space import pipeline_space
+from automl_core.space import VectorSpace, pipeline_space
+from automl_engine.metastore import MetaDataNotLocal, local_metadata_resolver
 from automl_engine.metrics import get_metric
 from automl_engine.recipe import (
     ComponentRef,
@@ -64,7 +65,7 @@ def check_recipe(recipe: Recipe, plugins: Plugins) -> list[str]:
         if kind not in ("space", "benchmark", "search_strategy", "surrogate"):
             build(plugins, path, kind, ref)
     if recipe.space is not None:
-        _check_space(recipe, plugins)
+        _check_surrogate_fits(recipe, plugins, _check_space(recipe, plugins))
     return warnings + _check_limits(recipe, plugins)
 
 
@@ -203,9 +204,36 @@ def seeded_params(plugins: Plugins, ref: ComponentRef, recipe: Recipe) -> dict[s
     return dict(ref.params)
 
 
-def _check_space(recipe: Recipe, plugins: Plugins) -> None:
+def _check_surrogate_fits(recipe: Recipe, plugins: Plugins, space: VectorSpace) -> None:
+    """The surrogate, as the recipe configures it, can model the space (its meta-data or
+    weights are of this space: ``Surrogate.check_space``)."""
+    ref = recipe.search.surrogate
+    if ref is None:
+        return
+    seed = seeded_params(plugins, ref, recipe).get("seed")
+    surrogate = build(
+        plugins, "search.surrogate", "surrogate", ref, **({} if seed is None else {"seed": seed})
+    )
+    task = TaskDescription(
+        dataset=str(recipe.task.dataset or ""),
+        task=str(getattr(space, "task", "")),
+        n_rows=0,
+        n_features=0,
+        metric=str(recipe.task.metric or ""),
+        resolve_metadata=local_metadata_resolver(plugins),
+    )
+    try:
+        surrogate.check_space(space, task)
+    except MetaDataNotLocal:
+        return  # not converted here yet: the run converts it, then checks the same
+    except (ValueError, AutoMLError) as error:
+        expected = "a surrogate that can model the recipe's space"
+        raise RecipeError("search.surrogate", ref.name, expected, str(error)) from None
+
+
+def _check_space(recipe: Recipe, plugins: Plugins) -> VectorSpace:
     """The space is built, and the metric is one of its task's (``r2`` is not a
-    classification metric)."""
+    classification metric); the space, for the checks that follow."""
     assert recipe.space is not None
     metric = recipe.task.metric
     takes_metric = "metric" in plugins.get("space", recipe.space.name).parameters()
@@ -238,6 +266,7 @@ def _check_space(recipe: Recipe, plugins: Plugins) -> None:
             get_metric(metric, task)
         except AutoMLError as error:
             raise RecipeError("task.metric", metric, f"a {task} metric", str(error)) from None
+    return space
 
 
 def check_parameter_types(path: str, plugins: Plugins, kind: str, ref: ComponentRef) -> None:

@@ -84,6 +84,7 @@ from automl_surrogate_deeppipe.metatrain import (
     Checkpoint,
     checkpoint_dir,
     meta_train,
+    split_datasets,
 )
 from automl_surrogate_deeppipe.model import (
     DTYPE,
@@ -203,6 +204,20 @@ class DeepPipeSurrogate(Surrogate):
         else:
             self._use_space(space)
         self._meta = self._checked(checkpoint, str(self.checkpoint))
+
+    def check_space(self, space: VectorSpace, task: TaskDescription | None = None) -> None:
+        """What ``automl validate`` asks before a run: the meta-data named in ``metadata`` is
+        over this space (the same per-component layout) and has the splits named, so that a
+        mismatch is refused before the run, not minutes into meta-training. A ``checkpoint``
+        is checked when the run loads it."""
+        if self.metadata is None or self.checkpoint is not None:
+            return
+        metadata = metadata_for(self.metadata, self.metadata_params, task, WHERE)
+        if metadata.pool is None:
+            raise ValueError(f"{WHERE}: meta-training needs meta-data with a pool of pipelines")
+        ours = Layout.of(list(space.columns()), space.blocks(), numeric_ranges(space))
+        self._refuse_another_layout(metadata.pool, metadata, ours)
+        split_datasets(metadata, self.split, self.validation, self.meta_seed)
 
     def meta_fit(self, metadata: MetaData, space: SearchSpace) -> None:
         """Meta-train on ``metadata`` (its pool: ``space``, or the meta-data's own pool when
@@ -426,19 +441,23 @@ class DeepPipeSurrogate(Surrogate):
             parameters += [layer.values, layer.bias]  # type: ignore[list-item]
         return parameters
 
-    def _refuse_another_layout(self, pool_space: VectorSpace, metadata: MetaData) -> None:
+    def _refuse_another_layout(
+        self, pool_space: VectorSpace, metadata: MetaData, ours: Layout | None = None
+    ) -> None:
         """Before meta-training (minutes): weights trained on another space's pipelines
-        cannot score this space's, so meta-data over another space is refused at once."""
-        assert self._layout is not None
+        cannot score this space's, so meta-data over another space is refused at once.
+        ``ours``: this space's layout (default: the one prepared)."""
+        ours = ours or self._layout
+        assert ours is not None
         theirs = Layout.of(
             list(pool_space.columns()), pool_space.blocks(), numeric_ranges(pool_space)
         )
-        if theirs.signature() != self._layout.signature():
+        if theirs.signature() != ours.signature():
             name = metadata.info.get("source") or metadata.space or "the meta-data"
             raise AutoMLError(
                 f"{WHERE}: {name!r} is meta-data over another space (stages "
                 f"{list(theirs.stage_names)}, {theirs.width} inputs) than this run's "
-                f"({list(self._layout.stage_names)}, {self._layout.width} inputs): DeepPipe's "
+                f"({list(ours.stage_names)}, {ours.width} inputs): DeepPipe's "
                 "weights transfer only within one space. Meta-train on meta-data of this "
                 "space (`automl data build` from runs over it), or leave `metadata` out "
                 "(DeepPipe then learns from this run's trials alone)"
