@@ -32,8 +32,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("csv", type=Path)
     parser.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"))
+    parser.add_argument("--only", nargs="+", help="these optimizers only (default: every one)")
     args = parser.parse_args()
-    rows = list(csv.DictReader(args.csv.open()))
+    rows = [
+        row
+        for row in csv.DictReader(args.csv.open())
+        if not args.only or row["optimizer"] in args.only
+    ]
     seeds: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
     for row in rows:
         seeds[(row["optimizer"], row["task"])][row["seed"]] = {k: float(row[k]) for k in FRACTIONS}
