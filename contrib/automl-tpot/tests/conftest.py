@@ -16,3 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def system_distribution() -> str:
     """This distribution, loaded through its entry point by ``system_plugins``."""
     return "automl-tpot"
+
+
+@pytest.fixture(autouse=True)
+def _dask_learns_its_address_without_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TPOT's in-process Dask cluster names its addresses after the machine's IP, which Dask
+    learns by pointing a UDP socket at 8.8.8.8; the tests allow no socket off the loopback
+    interface (pytest-socket), so the address is the one Dask falls back to offline."""
+    monkeypatch.setattr("distributed.comm.inproc.get_ip", lambda *args, **kwargs: "127.0.0.1")
