@@ -37,13 +37,7 @@ HERE = Path(__file__).resolve().parent
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
 sys.path.insert(0, str(HERE))
 
-from smbo_overhead import (  # noqa: E402
-    levy,
-    levy_choice,
-    levy_choice_space,
-    levy_space,
-    strategy_of,
-)
+from smbo_overhead import PROBLEMS, levy, strategy_of  # noqa: E402
 
 from automl_core.contracts import Evaluator, Executor  # noqa: E402
 from automl_core.plugins import load_plugins  # noqa: E402
@@ -55,16 +49,22 @@ CHECKPOINTS = (100, 500, 1000, 2000, 5000)
 
 
 class SleepingLevy(Evaluator):
-    """Sleeps ``seconds``, then returns the Levy loss of the configuration (``choice``: the
-    two-component problem): a trial that takes no core."""
+    """Sleeps ``seconds``, then returns the loss of the configuration on ``smbo_overhead``'s
+    problem ``problem``: a trial that takes no core."""
 
-    def __init__(self, seconds: float, choice: bool) -> None:
-        self.seconds, self.choice = seconds, choice
+    def __init__(self, seconds: float, problem: str) -> None:
+        self.seconds, self.problem = seconds, problem
 
     def evaluate(self, trial: Trial) -> Result:
         time.sleep(self.seconds)
-        loss = levy_choice(trial.config) if self.choice else levy(trial.config)
-        return Result(Status.OK, loss)
+        objective = PROBLEMS[self.problem][1] or levy
+        return Result(Status.OK, objective(trial.config))
+
+
+def problem_of(spec: str) -> str:
+    """The problem a strategy is measured on: the choice of two components for mcts (which
+    searches pipeline structure), Levy's function for the others."""
+    return "choice" if spec.startswith("mcts") else "levy"
 
 
 def executor_of(name: str, workers: int) -> Executor:
@@ -77,11 +77,9 @@ def executor_of(name: str, workers: int) -> Executor:
 
 def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> dict[str, float]:
     """Trials per second and the driver's busy fraction, after a warm-up of ``workers``."""
-    choice = spec.startswith("mcts")
-    plugins = load_plugins()
-    space = levy_choice_space() if choice else levy_space()
-    strategy = strategy_of(spec, plugins, space, seed=0)
-    evaluator = SleepingLevy(seconds, choice)
+    problem = problem_of(spec)
+    strategy = strategy_of(spec, load_plugins(), PROBLEMS[problem][0](), seed=0)
+    evaluator = SleepingLevy(seconds, problem)
     warm_up, timed = workers, max(3 * workers, 30)
     executor = executor_of(executor_name, workers)
     busy = 0.0
@@ -119,10 +117,9 @@ def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> d
 
 def latency(spec: str, trials: int) -> dict[int, float]:
     """Median ask + tell seconds around each checkpoint, the strategy alone."""
-    choice = spec.startswith("mcts")
-    space = levy_choice_space() if choice else levy_space()
-    strategy = strategy_of(spec, load_plugins(), space, seed=0)
-    objective = levy_choice if choice else levy
+    problem = problem_of(spec)
+    strategy = strategy_of(spec, load_plugins(), PROBLEMS[problem][0](), seed=0)
+    objective = PROBLEMS[problem][1] or levy
     times = []
     for i in range(trials):
         tick = time.perf_counter()
