@@ -9,7 +9,6 @@ here imports CARP-S: the conversion is tested where CARP-S is not installed.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,14 +23,11 @@ PREFIX = f"{STAGE}:"
 
 
 def task_space(configspace: ConfigurationSpace, name: str = "carps-task") -> PipelineSpace:
-    """The task's ``configspace`` as a one-stage pipeline space (a copy: the task's own is
-    never changed). Conditions and forbidden clauses come along with the hyper-parameters."""
-
-    def hyperparameters() -> ConfigurationSpace:
-        return copy.deepcopy(configspace)
-
+    """The task's ``configspace`` as a one-stage pipeline space. Conditions and forbidden
+    clauses come along with the hyper-parameters; the pipeline space copies them into a space
+    of its own, so the task's is never changed."""
     component = PipelineComponent(
-        "objective", STAGE, lambda params, context: params, hyperparameters
+        "objective", STAGE, lambda params, context: params, lambda: configspace
     )
     stage = Stage(STAGE, (component,), choice=False)
     return PipelineSpace(name, "regression", (stage,), assemble=lambda config, context: None)
