@@ -474,9 +474,15 @@ def test_the_engine_registers_its_default_recipes():
         recipe = parse_recipe(registration.obj)
         assert recipe.task.type == task and recipe.space.name == f"autosklearn-{task}"
         assert recipe.search.strategy.name == "mcts" and recipe.search.surrogate.name == "rf"
-        assert recipe.ensemble is None  # the single best: see docs/benchmarks.md (KEEL)
+        assert recipe.ensemble.name == "caruana"  # issue 44's grid: docs/recipes.md
         assert recipe.executor.name == "processes"
-        assert recipe.task.resampling.fraction == 0.33
+        assert recipe.task.policy.name == "bagged-by-rows"  # bagged on small data
+    classification = parse_recipe(plugins.get("recipe", "default-classification").obj)
+    assert classification.task.policy.params["max_bagged_rows"] == 500
+    assert classification.warmstart.starter.name == "portfolio"
+    assert classification.warmstart.optional
+    regression = parse_recipe(plugins.get("recipe", "default-regression").obj)
+    assert regression.warmstart is None  # no regression meta-data to build a portfolio from
 
 
 def test_the_default_recipes_name_installed_components():

@@ -61,6 +61,15 @@ def configure_ablate(ablate_cmd: argparse.ArgumentParser) -> None:
     ablate_cmd.add_argument(
         "--seeds", type=int, default=3, help="number of seeds, 0..N-1 (default 3)"
     )
+    ablate_cmd.add_argument(
+        "--seed",
+        type=int,
+        action="append",
+        dest="only_seeds",
+        metavar="SEED",
+        help="run this seed only, instead of 0..N-1 (repeatable), e.g. --seed 1 to add a "
+        "second seed to a grid, or to run it in a folder of its own",
+    )
     ablate_cmd.add_argument("--out", type=Path, help="output folder (default: ablations/<name>)")
     ablate_cmd.add_argument(
         "--jobs", type=int, default=1, help="cells run at once, in worker processes (default 1)"
@@ -118,6 +127,9 @@ def cmd_ablate(args: argparse.Namespace) -> int:
     base = apply_overrides(read_recipe(args.recipe, plugins), args.overrides)
     if args.seeds < 1:
         raise AutoMLError(f"--seeds must be at least 1, got {args.seeds}")
+    if args.only_seeds and min(args.only_seeds) < 0:
+        raise AutoMLError(f"--seed must be at least 0, got {min(args.only_seeds)}")
+    seeds = sorted(set(args.only_seeds)) if args.only_seeds else list(range(args.seeds))
     tasks = suite_tasks(read_suite(args.suite, plugins), plugins)
     out = args.out or Path("ablations") / str(base.get("name", Path(str(args.recipe)).stem))
 
@@ -144,7 +156,7 @@ def cmd_ablate(args: argparse.Namespace) -> int:
         named=args.variant,
         base_label=args.base_label,
         tasks=tasks,
-        seeds=list(range(args.seeds)),
+        seeds=seeds,
         jobs=args.jobs,
         cell_executor=args.cell_executor,
         cell_time=args.cell_time,

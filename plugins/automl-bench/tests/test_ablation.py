@@ -364,6 +364,21 @@ def test_a_killed_ablation_resumes_without_rerunning_finished_cells(tmp_path: Pa
         assert row["n_trials"] == "4"
 
 
+def test_seed_runs_the_named_seeds_only_and_adds_them_to_a_grid(tmp_path: Path) -> None:
+    """``--seed 1`` adds a second seed to a finished one-seed grid: seed 0's cell is reused,
+    seed 1's is run, and no other seed is."""
+    recipe, suite = write_files(tmp_path, ["keel:iris"])
+    out = tmp_path / "ablation"
+    argv = ["ablate", str(recipe), "--suite", str(suite), "--out", str(out)]
+    assert main([*argv, "--seed", "1"]) == 0
+    assert [r["seed"] for r in read_rows(out / "results.csv")] == ["1"]
+    assert [p.parent.name for p in out.glob(f"cells/*/*/*/{CELL_FILE}")] == ["seed-1"]
+    assert main([*argv, "--seeds", "1"]) == 0
+    seeds = sorted(p.parent.name for p in out.glob(f"cells/*/*/*/{CELL_FILE}"))
+    assert seeds == ["seed-0", "seed-1"]
+    assert main([*argv, "--seed", "-1"]) == 2
+
+
 def test_an_ablation_folder_of_another_recipe_is_refused(tmp_path: Path) -> None:
     recipe, suite = write_files(tmp_path, ["keel:iris"])
     out = tmp_path / "ablation"

@@ -9,6 +9,7 @@ see what a recipe turns into.
 from __future__ import annotations
 
 import json
+import logging
 import platform
 import time
 from collections.abc import Callable
@@ -33,6 +34,8 @@ from automl_engine.history import RunHistory
 from automl_engine.recipe import ComponentRef, Recipe, check_names, component_refs
 from automl_engine.tasks import Task, build_task
 from automl_engine.validation import check_fidelity, seeded_params
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -230,7 +233,15 @@ def _warm_start(recipe: Recipe, plugins: Plugins, task: Task) -> WarmStart | Non
     starter = plugins.create(
         "warmstarter", recipe.warmstart.starter.name, recipe.warmstart.starter.params
     )
-    return starter.suggest(task.description, task.space, recipe.warmstart.configs)
+    try:
+        return starter.suggest(task.description, task.space, recipe.warmstart.configs)
+    except AutoMLError as error:
+        if not recipe.warmstart.optional:
+            raise
+        # An optional warm start that cannot serve leaves the search cold; the history keeps
+        # the reason (``info.skipped``), so a cold run is never mistaken for a warm one.
+        log.warning("warm start %r skipped: %s", recipe.warmstart.starter.name, error)
+        return WarmStart(info={"skipped": f"{type(error).__name__}: {error}"})
 
 
 def warm_start_record(recipe: Recipe, warm_start: WarmStart) -> dict[str, Any]:

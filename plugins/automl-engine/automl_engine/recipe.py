@@ -108,6 +108,11 @@ class WarmStartSpec:
     #: How many configurations to ask for; None lets the warm-starter decide (its own
     #: default: 25 nearest-dataset configurations, a whole portfolio...).
     configs: int | None = None
+    #: ``optional: true``: when the warm-starter cannot serve (its meta-data cannot be
+    #: fetched offline, its space does not fit), the search starts cold and the history says
+    #: why, instead of the run failing. The default recipes set it: an estimator's first fit
+    #: on a machine without a network still works.
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -527,11 +532,13 @@ def _space(value: Any, task: TaskSpec) -> ComponentRef | None:
 
 
 def _policy(value: Any) -> ComponentRef | None:
-    """``auto`` or ``{auto: <selector name>}``: let a policy selector choose the resampling."""
+    """``auto``, ``{auto: <selector name>}`` or ``{auto: {name: <selector>, params: {...}}}``:
+    let a policy selector choose the resampling (the parameters reach its factory, so a
+    recipe can set, say, the rows below which ``bagged-by-rows`` bags)."""
     if value == "auto":
         return ComponentRef(AUTO_POLICY_SELECTOR)
     if isinstance(value, dict) and list(value) == ["auto"]:
-        return ComponentRef(_string("task.resampling.auto", value["auto"]))
+        return _component("task.resampling.auto", value["auto"])
     return None
 
 
@@ -630,12 +637,15 @@ def _warmstart(value: Any) -> WarmStartSpec | None:
         return None
     if isinstance(value, str):
         return WarmStartSpec(ComponentRef(_string("warmstart", value)))
-    data = _mapping("warmstart", value, "a warm-starter name or {name, params, configs}")
-    starter = _component("warmstart", data, extra_keys=("configs",))
+    data = _mapping("warmstart", value, "a warm-starter name or {name, params, configs, optional}")
+    starter = _component("warmstart", data, extra_keys=("configs", "optional"))
+    optional = data.get("optional", False)
+    if not isinstance(optional, bool):
+        raise RecipeError("warmstart.optional", optional, "true or false")
     if data.get("configs") is None:
-        return WarmStartSpec(starter)
+        return WarmStartSpec(starter, optional=optional)
     configs = _number("warmstart.configs", data["configs"], low=1, high=MAX_COUNT, integer=True)
-    return WarmStartSpec(starter, int(configs))
+    return WarmStartSpec(starter, int(configs), optional)
 
 
 def _budget(value: Any) -> BudgetSpec:

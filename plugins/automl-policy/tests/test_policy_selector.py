@@ -233,3 +233,29 @@ def test_a_recipe_names_bagged_by_rows_and_runs_bagged(tmp_path):
     assert (tmp_path / "run" / "fold_models").is_dir()
     with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
         assert history.get_meta("policy")["name"] == "bagged-cv8"  # 112 training rows
+
+
+def test_a_recipe_gives_the_selector_its_parameters(tmp_path):
+    """``{auto: {name, params}}``: the thresholds reach the selector (iris has 150 training
+    rows: bagged under the selector's defaults, held out with ``max_bagged_rows: 100``)."""
+    document = {
+        "name": "held-out",
+        "task": {
+            "dataset": "sklearn:iris",
+            "resampling": {"auto": {"name": "bagged-by-rows", "params": {"max_bagged_rows": 100}}},
+        },
+        "space": {
+            "name": "autosklearn-classification",
+            "params": {"include": {"classifier": ["lda"]}},
+        },
+        "search": {"name": "random"},
+        "executor": "sequential",
+        "budget": {"trials": 2},
+        "seed": 0,
+    }
+    recipe = parse_recipe(document)
+    assert recipe.task.policy.params == {"max_bagged_rows": 100}
+    run(recipe, tmp_path / "run", plugins=load_plugins())
+    with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
+        policy = history.get_meta("policy")
+    assert policy["name"] == "holdout" and policy["info"] == {"rows": 150, "max_bagged_rows": 100}

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from automl_core.errors import AutoMLError
 from automl_core.plugins import load_plugins
 from automl_engine.history import RunHistory
 from automl_engine.metastore import resolve_metadata
@@ -90,3 +91,33 @@ def test_successive_halving_starts_its_first_bracket_with_the_portfolio(tmp_path
         t.trial.config["candidate"] for t in best_three
     }
     assert trials[12].trial.budget == 1152
+
+
+def optional_portfolio_recipe(metadata: str, optional: bool) -> dict[str, Any]:
+    return {
+        "name": "optional-portfolio",
+        "task": {"dataset": "sklearn:iris"},
+        "space": {
+            "name": "autosklearn-classification",
+            "params": {"include": {"classifier": ["lda"]}},
+        },
+        "search": "random",
+        "warmstart": {"name": "portfolio", "params": {"metadata": metadata}, "optional": optional},
+        "executor": "sequential",
+        "budget": {"trials": 2},
+        "seed": 0,
+    }
+
+
+def test_an_optional_warm_start_that_cannot_serve_leaves_the_search_cold(tmp_path):
+    """The default recipe's portfolio is optional: meta-data that cannot be had (here a
+    folder that does not exist; offline, a registry package) starts the search cold, and the
+    history says why. Not optional, the same recipe fails before any trial."""
+    missing = str(tmp_path / "no-such-metadata")
+    trials = run_trials(optional_portfolio_recipe(missing, optional=True), tmp_path / "cold")
+    assert [t.trial.origin for t in trials] == ["random", "random"]
+    with RunHistory(tmp_path / "cold" / HISTORY_FILE) as history:
+        skipped = history.get_meta("warmstart")["info"]["skipped"]
+    assert "no-such-metadata" in skipped
+    with pytest.raises(AutoMLError, match="no-such-metadata"):
+        run_trials(optional_portfolio_recipe(missing, optional=False), tmp_path / "strict")
