@@ -4,6 +4,7 @@ chosen on the out-of-fold predictions (issue 44)."""
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import ClassVar
 
@@ -202,3 +203,30 @@ def test_a_members_saving_estimate_grows_with_its_arrays_and_estimators(tmp_path
     assert max(sizes) < 1.5 * min(sizes)
     assert estimate[2] - estimate[1] >= 9_000 * finishing.BAGGED_SECONDS_PER_ARRAY > 0
     assert estimate[3] - estimate[1] >= 1_900 * finishing.BAGGED_SECONDS_PER_ESTIMATOR > 0
+
+
+def test_a_best_trial_too_slow_to_save_in_time_gives_way_to_the_best_that_fits(
+    plugins, tmp_path, monkeypatch
+):
+    """Bagged, the best trial's fold models are saved, not refitted; when their saving is
+    expected to outlast the run (a 512-tree forest's 2,670 estimators take ~8 s with skops),
+    the final model is the best trial whose saving fits -- the trial the search kept time
+    back for -- as on the refit path, instead of a run that ends seconds past its budget."""
+    _, unbounded = bagged_run(plugins, tmp_path / "unbounded")
+    slow = unbounded.best_trial
+
+    def estimate(stored, evaluator):
+        assert evaluator.fold_models is not None  # the bagged estimate is the one asked
+        return 1000.0 if stored.trial.id == slow else 0.01
+
+    monkeypatch.setattr(finishing, "refit_estimate", estimate)
+    recipe = parse_recipe(toy_recipe(task=BAGGED, budget={"trials": 6}, seed=4))
+    with pytest.warns(UserWarning, match=rf"best trial \({slow}\) needs ~1000.0s to save its fold"):
+        summary = run(recipe, tmp_path / "bounded", plugins=plugins, deadline=time.monotonic() + 60)
+    assert summary.best_trial == slow and summary.refit_seconds == 0.0
+    (kept,) = summary.ensemble
+    with RunHistory(tmp_path / "bounded" / HISTORY_FILE, read_only=True) as history:
+        assert kept == [t.trial.id for t in history.best(2)][1]  # the next best: it fits
+    saved = load_saved_model(tmp_path / "bounded", allowed=declared_model_types(plugins))
+    (member,) = saved["model"].estimators
+    assert isinstance(member, BaggedPipeline)  # still the fold models: nothing refitted

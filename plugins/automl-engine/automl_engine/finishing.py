@@ -327,6 +327,8 @@ def save_final_model(
     (with time left; once the deadline has passed, the best trial alone)."""
     evaluator, deadline = chooser.evaluator, finishing.deadline
     if evaluator.fold_models is not None:
+        if deadline is not None:  # as for a refit: the best trial gives way to one that fits
+            choice = _bagged_within(summary, chooser, choice, deadline)
         bagged = bagged_model(choice, evaluator, summary)
         if bagged is not None:
             _save(summary, bagged, test, saved, finishing)
@@ -436,6 +438,24 @@ def refit_fallback(
     return next(t for t, e in zip(ranked, estimates, strict=True) if e <= limit)
 
 
+def _bagged_within(
+    summary: RunSummary, chooser: FinalModelChooser, choice: FinalChoice, deadline: float
+) -> FinalChoice:
+    """A bagged search's choice under a deadline: unchanged when the best trial's fold
+    models can be saved in time (the choice's other members were already kept to what
+    fits), else the best trial whose saving fits, alone (:func:`refit_fallback`, with the
+    bagged estimate): the search kept back only that trial's time
+    (:func:`~automl_engine.loop.finish_reserve`), so saving the best would overrun."""
+    evaluator = chooser.evaluator
+    ranked = chooser.history.best(ENSEMBLE_POOL)
+    if not ranked:
+        return choice
+    fallback = refit_fallback(ranked, evaluator, deadline - time.monotonic())
+    if fallback.trial.id == ranked[0].trial.id:
+        return choice
+    return _instead_of_best(summary, ranked[0], fallback, evaluator, deadline)
+
+
 def _instead_of_best(
     summary: RunSummary,
     best: StoredTrial,
@@ -443,13 +463,14 @@ def _instead_of_best(
     evaluator: PipelineEvaluator,
     deadline: float,
 ) -> FinalChoice:
-    """The final model when the best trial cannot be refitted in time: ``fallback`` alone,
-    said in the summary and a warning."""
+    """The final model when the best trial cannot be refitted (or, bagged, its fold models
+    saved) in time: ``fallback`` alone, said in the summary and a warning."""
     left = max(deadline - time.monotonic(), 0.0)
     estimate = refit_estimate(best, evaluator)
+    work = "refit" if evaluator.fold_models is None else "save its fold models"
     reason = (
         f"trial {fallback.trial.id}: the best trial ({best.trial.id}) needs ~{estimate:.1f}s to "
-        f"refit and {left:.1f}s were left"
+        f"{work} and {left:.1f}s were left"
     )
     warnings.warn(f"the final model is {reason}", stacklevel=4)
     summary.dropped_members = [
