@@ -34,12 +34,16 @@ if TYPE_CHECKING:  # names for the annotations only: this module imports no othe
         Surrogate,
         WarmStarter,
     )
+    from automl_core.plugins import Plugins
     from automl_core.space import PipelineComponent, SearchSpace
     from automl_core.trial import Result, Trial
 
     # The engine's types, for the annotations of the hooks the engine calls (a plugin
     # project without the engine sees them as Any).
+    from automl_engine.compose import Setup
     from automl_engine.dataset import Dataset
+    from automl_engine.history import RunHistory
+    from automl_engine.observers import Observers
     from automl_engine.run_folder import RunInfo, RunSummary
 
 PROJECT = "automl_core"
@@ -218,6 +222,43 @@ def register_recipes(register: RegisterDocument) -> None:
     instead of a file: ``automl run NAME --set task.dataset=csv:FILE``,
     ``AutoMLClassifier(recipe=NAME)``. A named recipe is checked against the components when
     used, not when registered: it may name components of plugins that are not installed."""
+
+
+# --- the run's phases: hooks a plugin may wrap or replace ----------------------------------
+# pytest's pattern (its main loop is the hook ``pytest_runtestloop``): the engine implements
+# each phase last (automl_engine.phases); a plugin's ``wrapper=True`` implementation runs
+# around it (to time it, trace it, act after it), and one that returns a value replaces it.
+
+
+@hookspec(firstresult=True)
+def run_search(  # type: ignore[empty-body]  # a spec: no body
+    setup: Setup,
+    history: RunHistory,
+    observers: Observers,
+    run: RunInfo,
+    requeued: list[Trial],
+    started: float,
+) -> str | None:
+    """Search until a budget ends: ask ``setup.strategy``, execute on ``setup.executor``,
+    store in ``history``, tell, and call ``observers.trial_end`` after each result. ``requeued``
+    are trials of an interrupted run to run first; ``started`` is the run's start
+    (``time.monotonic()``), from which its wall time counts. Returns why it stopped (the
+    summary's ``stopped_because``)."""
+
+
+@hookspec(firstresult=True)
+def run_finishing(  # type: ignore[empty-body]  # a spec: no body
+    setup: Setup,
+    history: RunHistory,
+    plugins: Plugins,
+    run: RunInfo,
+    stopped: str,
+    started: float,
+    deadline: float | None,
+) -> RunSummary | None:
+    """Finish a run whose search stopped (``stopped`` says why): choose, refit and save the
+    final model by ``deadline`` (``time.monotonic()``; None: no limit), or a benchmark's
+    regret, and return the written :class:`~automl_engine.run_folder.RunSummary`."""
 
 
 # --- lifecycle hooks, for observers (loggers, progress displays, early stopping) -----------

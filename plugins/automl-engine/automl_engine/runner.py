@@ -3,11 +3,15 @@
 :func:`run` is the whole life of one search, built from parts that each live in a module of
 their own: :mod:`~automl_engine.compose` resolves the recipe into a task and components,
 :mod:`~automl_engine.loop` asks, executes, stores and tells until a budget ends, and the
-task finishes the run (:func:`finalise` calls :meth:`~automl_engine.tasks.Task.finish`: on
+task finishes the run (:func:`~automl_engine.phases.finalise` calls
+:meth:`~automl_engine.tasks.Task.finish`: on
 data, the final model is chosen (:mod:`~automl_engine.final_model`), refitted, scored on the
 test rows and saved (:mod:`~automl_engine.finishing`); on a benchmark, the regret is computed).
 A failure of the strategy ends the search early, but everything already evaluated is kept
 and the model of the best trial so far is still saved before the error is raised.
+
+The search and the finishing are hooks (``run_search``, ``run_finishing``,
+:mod:`automl_engine.phases`): the engine implements them last, so a plugin can wrap them.
 """
 
 from __future__ import annotations
@@ -22,12 +26,12 @@ from automl_core.contracts import Benchmark
 from automl_core.errors import AutoMLError
 from automl_core.plugins import Plugins, load_plugins
 from automl_engine.build_once import BuildOnce
-from automl_engine.compose import Setup, prepare, record_setup
+from automl_engine.compose import prepare, record_setup
 from automl_engine.dataset import Dataset
-from automl_engine.finishing import Finishing
 from automl_engine.history import RunHistory
-from automl_engine.loop import SEARCH_END, StrategyError, close_strategy, replay, search
+from automl_engine.loop import StrategyError, close_strategy, replay
 from automl_engine.observers import Observers
+from automl_engine.phases import finalise, with_engine_phases
 from automl_engine.recipe import Recipe
 from automl_engine.run_folder import (
     HISTORY_FILE,
@@ -152,15 +156,31 @@ def _run_locked(
             record_setup(history, setup, plugins)
         lifecycle = Observers(plugins)
         lifecycle.run_start(info)
+        phases = with_engine_phases(plugins).manager.hook
         failure: StrategyError | None = None
         try:
-            stopped = search(setup, history, lifecycle, info, requeued, started)
+            stopped = phases.run_search(
+                setup=setup,
+                history=history,
+                observers=lifecycle,
+                run=info,
+                requeued=requeued,
+                started=started,
+            )
         except StrategyError as error:
             failure, stopped = error, f"error: {str(error).splitlines()[0]}"
         finally:
             setup.executor.shutdown()
             close_strategy(setup.strategy)
-        summary = finalise(setup, history, plugins, run_dir, stopped, started, deadline)
+        summary = phases.run_finishing(
+            setup=setup,
+            history=history,
+            plugins=plugins,
+            run=info,
+            stopped=stopped,
+            started=started,
+            deadline=deadline,
+        )
         lifecycle.run_end(info, summary)
     for observer in observers:
         plugins.manager.unregister(observer)
@@ -169,54 +189,6 @@ def _run_locked(
             f"{failure}\nThe {summary.n_trials} trials so far are kept in {run_dir}", summary
         ) from failure
     return summary
-
-
-def finalise(
-    setup: Setup,
-    history: RunHistory,
-    plugins: Plugins,
-    run_dir: Path,
-    stopped: str,
-    started: float,
-    deadline: float | None = None,
-) -> RunSummary:
-    """The summary of a run whose search has ended: the best trial, then what its task adds
-    when it finishes (the final model refitted by ``deadline``, a ``time.monotonic()``
-    value, and saved; or the benchmark's regret); written to the folder and the history."""
-    summary = RunSummary(
-        run_dir=str(run_dir),
-        n_trials=history.count(),
-        best_trial=None,
-        best_loss=None,
-        best_config=None,
-        metric=setup.metric_name,
-        elapsed=0.0,
-        stopped_because=stopped,
-    )
-    best = history.best(1)
-    if best:
-        summary.best_trial, summary.best_loss = best[0].trial.id, best[0].loss
-        summary.best_config = dict(best[0].trial.config)
-    # the refit runs on as many threads as a trial did, so that the trials' times predict it
-    finishing = Finishing(setup.recipe, plugins, run_dir, deadline, setup.threads_per_trial)
-    setup.task.finish(summary, history, finishing)
-    summary.elapsed = time.monotonic() - started
-    summary.timing = _timing(history.get_meta(SEARCH_END), summary.elapsed)
-    summary.save(run_dir, history)
-    return summary
-
-
-def _timing(search_end: dict[str, float] | None, elapsed: float) -> dict[str, float]:
-    """Where the wall time went (:attr:`RunSummary.timing`), from the search's record of
-    its end when it was written by this process's search (not an earlier session's)."""
-    now = time.time()
-    if not search_end or search_end["at"] < now - elapsed:
-        return {}
-    return {
-        "search": search_end["elapsed"],
-        "reserved": search_end["reserved"],
-        "finishing": round(now - search_end["at"], 3),
-    }
 
 
 def _remove_if_unused(run_dir: Path) -> None:
