@@ -114,30 +114,36 @@ def _report(info: dict[str, Any], task: str) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from automl_metafeatures_dida.train import checkpoint_folder, list_checkpoints
+    from automl_metafeatures_dida.network import DidaWeights
+    from automl_metafeatures_dida.train import SHIPPED, checkpoint_folder, list_checkpoints
 
+    checkpoints = list_checkpoints()
+    shipped = [(SHIPPED, DidaWeights.load(SHIPPED))] if SHIPPED.exists() else []
     rows = [
         {
             "file": str(path),
+            "shipped": path == SHIPPED,
             "task": weights.info.get("task", "patches"),
             "datasets": len(weights.info.get("trained_on", [])),
             "validation_accuracy": weights.info.get("validation_accuracy"),
             "steps": weights.info.get("steps"),
             "seconds": weights.info.get("seconds"),
         }
-        for path, weights in list_checkpoints()
+        for path, weights in checkpoints + shipped
     ]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    if not rows:
+    if not checkpoints:
         print(
             f"no trained Dida network in {checkpoint_folder()}: train one with `automl dida "
             "train` (KEEL's 43 datasets, about 12 minutes on one core)"
+            + ("; the shipped network below is the default meanwhile" if shipped else "")
         )
     for row in rows:
         print(
-            f"{row['file']}: {row['task']}, {row['datasets']} datasets, {row['steps']} steps, "
-            f"{row['seconds']:.0f} s, held-out accuracy {row['validation_accuracy']:.1%}"
+            f"{row['file']}{' (shipped)' if row['shipped'] else ''}: {row['task']}, "
+            f"{row['datasets']} datasets, {row['steps']} steps, {row['seconds']:.0f} s, "
+            f"held-out accuracy {row['validation_accuracy']:.1%}"
         )
     return 0

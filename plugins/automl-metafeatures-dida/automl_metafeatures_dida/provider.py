@@ -21,6 +21,7 @@ from automl_metafeatures_dida.network import Architecture, Dida, DidaWeights, Pa
 from automl_metafeatures_dida.patches import PatchSizes, Training
 from automl_metafeatures_dida.tables import numeric_table
 from automl_metafeatures_dida.train import (
+    SHIPPED,
     VALIDATION_SHARE,
     checkpoint_folder,
     checkpoint_key,
@@ -33,8 +34,9 @@ REGRESSION_BINS = 5
 
 class DidaMetaFeatures(MetaFeatureProvider):
     """``weights``: a trained network's ``.npz`` (None: the checkpoint ``automl dida train``
-    makes with its default settings). The file must exist when the provider is built, so that
-    ``automl validate`` and the start of a run say so, not the meta-features step of a run."""
+    makes with its default settings, the cache's if it trained one, else the one shipped
+    with this plugin). The file must exist when the provider is built, so that ``automl
+    validate`` and the start of a run say so, not the meta-features step of a run."""
 
     def __init__(self, weights: str | Path | None = None, samples: int = 10, seed: int = 0) -> None:
         if not isinstance(samples, int) or samples < 1:
@@ -73,21 +75,23 @@ class DidaMetaFeatures(MetaFeatureProvider):
 
 
 def _default_checkpoint() -> Path:
-    """The cached network trained with the default settings. Without any checkpoint in the
-    cache the answer is known without naming the default corpus (which reads KEEL's list of
-    datasets, a download on a fresh machine): the error comes at once, offline too."""
+    """The network trained with the default settings: the cache's, when ``automl dida
+    train`` made one here, else the one shipped with the plugin (:data:`SHIPPED`). Without
+    any checkpoint in the cache the answer is known without naming the default corpus (which
+    reads KEEL's list of datasets, a download on a fresh machine), offline too."""
     folder = checkpoint_folder()
-    path = None
     if folder.is_dir() and any(folder.glob("*.npz")):
         key = checkpoint_key(default_corpus(), Architecture(), Training(), VALIDATION_SHARE)
-        path = folder / f"{key}.npz"
-    if path is None or not path.exists():
-        raise AutoMLError(
-            "dida: no trained network with the default settings in the cache; train one "
-            "with `automl dida train` (KEEL's 43 datasets, about 12 minutes on one core) or "
-            "name trained weights: metafeatures: {name: dida, params: {weights: FILE}}"
-        )
-    return path
+        if (folder / f"{key}.npz").exists():
+            return folder / f"{key}.npz"
+    if SHIPPED.exists():
+        return SHIPPED
+    raise AutoMLError(
+        "dida: no trained network with the default settings (none shipped with this install, "
+        "none in the cache); train one with `automl dida train` (KEEL's 43 datasets, about 12 "
+        "minutes on one core) or name trained weights: metafeatures: {name: dida, params: "
+        "{weights: FILE}}"
+    )
 
 
 def _quantile_classes(values: np.ndarray) -> np.ndarray:

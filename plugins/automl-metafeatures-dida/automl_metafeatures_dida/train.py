@@ -54,6 +54,11 @@ FORMAT = 1
 VALIDATION_SHARE = 0.2
 #: Patch pairs (or configuration pairs) the validation accuracy is measured on.
 VALIDATION_PAIRS = 200
+#: The network ``automl dida train`` makes with its default settings (KEEL's 43 balanced
+#: datasets, patch identification), shipped with the plugin so that ``metafeatures: dida``
+#: needs no training step first. Rebuilt by ``automl dida train --threads 1`` on an empty
+#: cache, then copying the ``.npz`` it caches here (README, "The shipped network").
+SHIPPED = Path(__file__).resolve().parent / "models" / "dida-keel43-patches.npz"
 
 
 def default_corpus() -> list[str]:

@@ -66,10 +66,34 @@ def test_a_regression_target_is_read_as_quantile_classes():
     assert all(np.isfinite(list(values.values())))
 
 
+def without_the_shipped_network(monkeypatch, folder: Path) -> None:
+    """As an install without the plugin's shipped network (a stripped wheel) would be."""
+    from automl_metafeatures_dida import provider
+
+    monkeypatch.setattr(provider, "SHIPPED", folder / "not-shipped.npz")
+
+
+def test_on_an_empty_cache_the_shipped_network_describes_a_dataset(tmp_path, monkeypatch):
+    """No training step first: ``metafeatures: dida`` on a fresh install reads the network
+    shipped in the package (trained with ``automl dida train``'s defaults)."""
+    from automl_metafeatures_dida.network import Architecture
+    from automl_metafeatures_dida.train import SHIPPED
+
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
+    provider = DidaMetaFeatures(samples=2)
+    assert provider.path == SHIPPED and SHIPPED.stat().st_size < 2_000_000
+    X, y = iris()
+    values = provider.compute(X, y, "classification")
+    assert len(values) == Architecture().size and all(np.isfinite(list(values.values())))
+    info = DidaWeights.load(SHIPPED).info
+    assert len(info["trained_on"]) + len(info["validation"]) == 43  # KEEL's balanced sets
+
+
 def test_without_trained_weights_the_error_says_how_to_train(tmp_path, monkeypatch):
     """At build time, so that ``automl validate`` and a run's start say it (a run found
     out at its meta-features step, after loading the data)."""
     monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
+    without_the_shipped_network(monkeypatch, tmp_path)
     with pytest.raises(AutoMLError, match="automl dida train"):
         DidaMetaFeatures()
     with pytest.raises(AutoMLError, match="no weights at"):
@@ -80,6 +104,7 @@ def test_validate_refuses_a_recipe_naming_dida_before_it_is_trained(tmp_path, mo
     from automl_engine.cli import main
 
     monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
+    without_the_shipped_network(monkeypatch, tmp_path)
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text(
         "name: dida\ntask: {dataset: 'sklearn:iris', metric: accuracy}\n"
@@ -103,4 +128,5 @@ def test_dida_list_on_an_empty_cache_says_how_to_train(tmp_path, monkeypatch, ca
 
     monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path))
     assert main(["dida", "list"]) == 0
-    assert "no trained Dida network in" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no trained Dida network in" in out and "(shipped)" in out
