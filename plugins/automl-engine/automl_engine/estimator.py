@@ -63,7 +63,8 @@ REFIT_FRACTION = 0.1
 MIN_REFIT_S = 2.0
 #: A trial may take at most this many seconds, however small the budget.
 MIN_TRIAL_S = 1.0
-#: Seconds kept after the run for reading the model back and the leaderboard.
+#: Seconds kept after the run for the leaderboard and removing a temporary run folder (the
+#: model is the run's own, in memory: never read back from the folder).
 FINISH_S = 0.5
 
 
@@ -183,7 +184,7 @@ class _AutoMLEstimator(BaseEstimator):
                 raise AutoMLError(
                     f"time_budget={self.time_budget:g}s is too short for a fit: "
                     f"{error.detail()} (the run is given {error.wall_time:g}s of it, the rest "
-                    "kept for reading the model back). Give a larger time_budget"
+                    "kept for the leaderboard). Give a larger time_budget"
                 ) from None
             self._keep_results(run_dir, summary, recipe, plugins)
             self.run_dir_ = run_dir if kept else None
@@ -394,8 +395,11 @@ class _AutoMLEstimator(BaseEstimator):
                 ". A longer time_budget or trial_time, or a recipe with other components, "
                 "may help"
             )
-        allowed = declared_model_types(plugins)
-        self.model_: TrainedModel = load_saved_model(run_dir, allowed=allowed)["model"]
+        if summary.model is not None:  # the model the run saved, as it is in memory
+            self.model_: TrainedModel = summary.model
+        else:
+            allowed = declared_model_types(plugins)
+            self.model_ = load_saved_model(run_dir, allowed=allowed)["model"]
         self.run_summary_ = summary
         space = _space_of(recipe, plugins)
         self.leaderboard_ = leaderboard_frame(trials, space, summary.metric, summary.ensemble)

@@ -387,7 +387,7 @@ def _save(
     if test is not None:
         summary.test_scores = _test_scores(model, test)
     path = save_model(finishing.run_dir, {"model": model, "recipe": finishing.recipe.raw, **saved})
-    summary.model_path = str(path)
+    summary.model_path, summary.model = str(path), model
 
 
 def bagged_model(

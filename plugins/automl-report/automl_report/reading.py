@@ -3,7 +3,7 @@ live run must never write to it), and what the run recorded about itself."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +111,7 @@ def _summary(run_dir: Path, meta: dict[str, Any]) -> dict[str, Any] | None:
     """``summary.json`` (read as the core reads it), or the same record kept in the
     history."""
     summary = finished_summary(run_dir)
-    return asdict(summary) if summary is not None else meta.get("summary")
+    return summary.to_record() if summary is not None else meta.get("summary")
 
 
 def history_stamp(run_dir: str | Path) -> tuple[int, ...]:
