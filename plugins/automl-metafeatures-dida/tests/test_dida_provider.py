@@ -130,3 +130,34 @@ def test_dida_list_on_an_empty_cache_says_how_to_train(tmp_path, monkeypatch, ca
     assert main(["dida", "list"]) == 0
     out = capsys.readouterr().out
     assert "no trained Dida network in" in out and "(shipped)" in out
+
+
+def test_a_run_naming_dida_on_a_fresh_cache_describes_its_dataset(tmp_path, monkeypatch):
+    """No `automl dida train` first: the recipe runs on the shipped network and the run's
+    history keeps its dataset's Dida meta-features."""
+    from automl_core.plugins import load_plugins
+    from automl_engine.history import RunHistory
+    from automl_engine.recipe import parse_recipe
+    from automl_engine.run_folder import HISTORY_FILE
+    from automl_engine.runner import run
+
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path / "cache"))
+    recipe = parse_recipe(
+        {
+            "name": "dida-fresh",
+            "task": {"dataset": "sklearn:iris", "metric": "accuracy"},
+            "space": {
+                "name": "autosklearn-classification",
+                "params": {"include": {"classifier": ["lda"]}},
+            },
+            "search": "random",
+            "metafeatures": {"name": "dida", "params": {"samples": 2}},
+            "executor": "sequential",
+            "budget": {"trials": 2},
+        }
+    )
+    run(recipe, tmp_path / "run", plugins=load_plugins())
+    with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
+        described = history.get_meta("metafeatures")
+    assert sorted(described) == sorted(f"dida_{i}" for i in range(len(described)))
+    assert len(described) > 0 and all(np.isfinite(list(described.values())))
