@@ -628,3 +628,47 @@ def test_the_search_loop_recomputes_the_reserve_near_its_end_without_a_new_best(
     losses = np.array([t.loss for t in told])
     new_bests = int((losses < np.minimum.accumulate(np.r_[np.inf, losses[:-1]])).sum())
     assert len(calls) >= 1 + new_bests + 2, (len(calls), new_bests, len(told))
+
+
+def test_a_fallback_reserve_is_the_trial_alone_and_asks_the_ensembler_once(plugins, monkeypatch):
+    """When the best trial's finishing no longer fits, the reserve is that of the best trial
+    that fits, alone (finishing builds no ensemble around a fallback). The ensembler is asked
+    for the best trial only: asked again around each candidate fallback, it kept the loop
+    seconds past the budget after its last trial."""
+    from automl_engine.finishing import FinalModelChooser
+    from automl_engine.loop import Budget, finish_reserve
+
+    recipe = parse_recipe(
+        toy_recipe(budget={"wall_time": 60}, executor="sequential", ensemble="best-two")
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        setup = prepare(recipe, plugins)
+
+    class Ranked:
+        def __init__(self, trials):
+            self.trials = trials
+
+        def best(self, n):
+            return self.trials[:n]
+
+        def predictions(self, trial_id):
+            return None  # no stored predictions: the chooser keeps the best trial alone
+
+    def stored(id_, fit_time):
+        return StoredTrial(Trial(id_, {}), "ok", 0.1 * (id_ + 1), fit_time=fit_time)
+
+    asked: list[int] = []  # the best trial of each ensemble selection the chooser made
+    among = FinalModelChooser._among
+
+    def counted(self, trials, deadline):
+        asked.append(trials[0].trial.id)
+        return among(self, trials, deadline)
+
+    monkeypatch.setattr(FinalModelChooser, "_among", counted)
+    slows = [stored(i, 500.0) for i in range(5)]
+    quick = stored(5, 0.5)
+    history = Ranked([*slows, quick, stored(6, 0.4)])
+    reserve = finish_reserve(setup, history, slows[0], Budget(None, 60.0))
+    assert asked == [slows[0].trial.id]  # an ensemble around the best trial, none other
+    assert reserve == setup.task.time_to_finish(quick, recipe, [])  # the fallback, alone
