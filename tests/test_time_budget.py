@@ -420,6 +420,25 @@ def test_a_best_trial_too_slow_to_refit_in_time_gives_way_to_the_best_that_fits(
     assert len(saved["model"].estimators) == 1
 
 
+class Ranked:
+    """A history's ranking of ``trials`` (best first), with no stored predictions: a chooser
+    keeps the best trial alone."""
+
+    def __init__(self, trials: list[StoredTrial]) -> None:
+        self.trials = trials
+
+    def best(self, n: int) -> list[StoredTrial]:
+        return self.trials[:n]
+
+    def predictions(self, trial_id: int) -> None:
+        return None
+
+
+def stored(id_: int, fit_time: float) -> StoredTrial:
+    """A finished trial ranked by its id, fitted in ``fit_time`` seconds."""
+    return StoredTrial(Trial(id_, {}), "ok", 0.1 * (id_ + 1), fit_time=fit_time)
+
+
 def test_the_search_reserves_the_time_of_the_refit_that_will_happen(plugins):
     """When the best trial's refit no longer fits in what is left of the run, the search
     keeps going until the end minus the refit of the best trial that does fit (the model the
@@ -430,16 +449,6 @@ def test_the_search_reserves_the_time_of_the_refit_that_will_happen(plugins):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         setup = prepare(recipe, plugins)
-
-    class Ranked:
-        def __init__(self, trials):
-            self.trials = trials
-
-        def best(self, n):
-            return self.trials[:n]
-
-    def stored(id_, fit_time):
-        return StoredTrial(Trial(id_, {}), "ok", 0.1 * (id_ + 1), fit_time=fit_time)
 
     slow, quick = stored(0, 500.0), stored(1, 0.5)
     budget = Budget(None, 60.0)
@@ -462,10 +471,6 @@ def test_with_an_ensemble_the_search_keeps_back_the_refits_of_the_next_best_tria
         warnings.simplefilter("ignore")
         setup = prepare(recipe, plugins)
     task = setup.task
-
-    def stored(id_, fit_time):
-        return StoredTrial(Trial(id_, {}), "ok", 0.1 * (id_ + 1), fit_time=fit_time)
-
     best = stored(0, 1.0)
     alone = task.time_to_finish(best, recipe, [])
     assert task.time_to_finish(best, recipe) == pytest.approx(alone + ENSEMBLE_SHARE * 100)
@@ -644,19 +649,6 @@ def test_a_fallback_reserve_is_the_trial_alone_and_asks_the_ensembler_once(plugi
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         setup = prepare(recipe, plugins)
-
-    class Ranked:
-        def __init__(self, trials):
-            self.trials = trials
-
-        def best(self, n):
-            return self.trials[:n]
-
-        def predictions(self, trial_id):
-            return None  # no stored predictions: the chooser keeps the best trial alone
-
-    def stored(id_, fit_time):
-        return StoredTrial(Trial(id_, {}), "ok", 0.1 * (id_ + 1), fit_time=fit_time)
 
     asked: list[int] = []  # the best trial of each ensemble selection the chooser made
     among = FinalModelChooser._among

@@ -215,35 +215,11 @@ def test_bagged_by_rows_bags_small_data_and_holds_out_large_data():
         BaggedByRows(folds=1)
 
 
-def test_a_recipe_names_bagged_by_rows_and_runs_bagged(tmp_path):
-    document = {
-        "name": "bagged",
-        "task": {"dataset": "sklearn:iris", "resampling": {"auto": "bagged-by-rows"}},
-        "space": {
-            "name": "autosklearn-classification",
-            "params": {"include": {"classifier": ["lda"]}},
-        },
-        "search": {"strategy": "random"},
-        "executor": "sequential",
-        "budget": {"trials": 2},
-        "seed": 0,
-    }
-    summary = run(parse_recipe(document), tmp_path / "run", plugins=load_plugins())
-    assert summary.refit_seconds == 0.0 and summary.bagged_seconds is not None
-    assert (tmp_path / "run" / "fold_models").is_dir()
-    with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
-        assert history.get_meta("policy")["name"] == "bagged-cv8"  # 112 training rows
-
-
-def test_a_recipe_gives_the_selector_its_parameters(tmp_path):
-    """``{auto: {name, params}}``: the thresholds reach the selector (iris has 150 training
-    rows: bagged under the selector's defaults, held out with ``max_bagged_rows: 100``)."""
-    document = {
-        "name": "held-out",
-        "task": {
-            "dataset": "sklearn:iris",
-            "resampling": {"auto": {"name": "bagged-by-rows", "params": {"max_bagged_rows": 100}}},
-        },
+def lda_on_iris(resampling: object) -> dict:
+    """Two trials of LDA on iris, resampled as ``resampling`` says."""
+    return {
+        "name": "lda-on-iris",
+        "task": {"dataset": "sklearn:iris", "resampling": resampling},
         "space": {
             "name": "autosklearn-classification",
             "params": {"include": {"classifier": ["lda"]}},
@@ -253,6 +229,22 @@ def test_a_recipe_gives_the_selector_its_parameters(tmp_path):
         "budget": {"trials": 2},
         "seed": 0,
     }
+
+
+def test_a_recipe_names_bagged_by_rows_and_runs_bagged(tmp_path):
+    document = lda_on_iris({"auto": "bagged-by-rows"})
+    summary = run(parse_recipe(document), tmp_path / "run", plugins=load_plugins())
+    assert summary.refit_seconds == 0.0 and summary.bagged_seconds is not None
+    assert (tmp_path / "run" / "fold_models").is_dir()
+    with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
+        assert history.get_meta("policy")["name"] == "bagged-cv8"  # 150 rows, below 1,000
+
+
+def test_a_recipe_gives_the_selector_its_parameters(tmp_path):
+    """``{auto: {name, params}}``: the thresholds reach the selector (iris has 150 training
+    rows: bagged under the selector's defaults, held out with ``max_bagged_rows: 100``)."""
+    by_rows = {"name": "bagged-by-rows", "params": {"max_bagged_rows": 100}}
+    document = lda_on_iris({"auto": by_rows})
     recipe = parse_recipe(document)
     assert recipe.task.policy.params == {"max_bagged_rows": 100}
     run(recipe, tmp_path / "run", plugins=load_plugins())
