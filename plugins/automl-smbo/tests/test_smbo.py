@@ -218,6 +218,32 @@ def test_the_surrogate_is_fitted_to_the_transformed_losses(branin_pool, transfor
     assert np.argmin(fitted) == np.argmin(losses)
 
 
+@pytest.mark.parametrize("refit_every", [1, 4])
+def test_the_surrogate_is_fitted_again_every_so_many_results(branin_pool, refit_every):
+    """``refit_every``: between fits the asks score with the last fit (a batch of its next
+    best candidates, none proposed twice); the fit comes back once that many results have."""
+    fits: list[int] = []
+
+    class Counting(NeighbourSurrogate):
+        def fit(self, X, y):
+            fits.append(len(y))
+            return super().fit(X, y)
+
+    strategy = SMBO(initial_design=4, random_fraction=0.0, refit_every=refit_every)
+    strategy.setup(SearchContext(space=branin_pool, seed=0, surrogate_factory=Counting))
+    proposed = []
+    for i in range(16):
+        candidate = strategy.ask()
+        proposed.append(candidate.config["candidate"])
+        strategy.tell(
+            Trial(i, candidate.config), Result(Status.OK, pool_loss(branin_pool)(candidate.config))
+        )
+    model_based = 16 - 4
+    assert len(fits) == -(-model_based // refit_every)  # one fit per refit_every results
+    assert fits == [4 + refit_every * k for k in range(len(fits))]  # the results it had seen
+    assert len(set(proposed)) == 16
+
+
 def test_the_transforms_keep_the_order_and_even_out_a_heavy_tail():
     losses = np.array([0.5, 0.1, 1000.0, 0.2, 3.0, 0.2])
     for name in ("log", "copula"):
@@ -255,6 +281,7 @@ def test_without_a_surrogate_the_error_says_what_to_write():
         ({"initial_design": 0}, "initial_design"),
         ({"acquisition": "ucb"}, "unknown acquisition"),
         ({"target_transform": "sqrt"}, "target_transform must be one of"),
+        ({"refit_every": 0}, "refit_every must be a positive integer"),
     ],
 )
 def test_bad_parameters_are_refused(params, message):
