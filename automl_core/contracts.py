@@ -25,7 +25,7 @@ from automl_core.trial import Candidate, Config, Result, Trial
 if TYPE_CHECKING:  # annotations only: the kernel imports neither pandas nor the pool's module
     import pandas as pd
 
-    from automl_engine.pool_space import PoolSpace
+    from automl_spaces.pool_space import PoolSpace
 
 log = logging.getLogger(__name__)
 

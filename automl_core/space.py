@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # the two kinds of space, in modules of their own (the pipeli
     # needs ConfigSpace, which the kernel does not import); they import this module
     from ConfigSpace import ConfigurationSpace
 
-    from automl_engine.pipeline_space import PipelineSpace
-    from automl_engine.pool_space import PoolSpace
+    from automl_spaces.pipeline_space import PipelineSpace
+    from automl_spaces.pool_space import PoolSpace
 
 CHOICE = "__choice__"
 SEP = ":"

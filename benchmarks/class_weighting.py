@@ -45,10 +45,10 @@ from threadpoolctl import threadpool_limits
 from automl_core.space import BuildContext
 from automl_engine.builtins.sources import load_keel
 from automl_engine.evaluator import Resampling, make_splits, predict_scores, score_all
-from automl_engine.pipeline_space import PipelineSpace
 from automl_sklearn.plugin import COMPONENTS
 from automl_sklearn.spaces import classification_space
 from automl_sklearn.wrappers import BalancedSampleWeights
+from automl_spaces.pipeline_space import PipelineSpace
 
 #: KEEL's imbalanced collection (binary): majority / minority class ratio in brackets.
 IMBALANCED = (

@@ -29,9 +29,9 @@ import numpy as np
 import torch
 
 from automl_core.plugins import load_plugins
-from automl_engine.acquisition import standardise
-from automl_engine.component_rows import numeric_ranges
 from automl_engine.metastore import resolve_metadata
+from automl_spaces.acquisition import standardise
+from automl_spaces.component_rows import numeric_ranges
 from automl_surrogate_deeppipe.authors import (
     ACCURACY_TARGETS,
     authors_checkpoint,

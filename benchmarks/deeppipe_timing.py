@@ -43,7 +43,7 @@ def step_seconds(
     for n in SIZES:
         measured = []
         for repeat in range(repeats):
-            # as a search scores a pool (automl_engine.acquisition.rank_pool): the rows offered
+            # as a search scores a pool (automl_spaces.acquisition.rank_pool): the rows offered
             # and not proposed yet, one fewer at each step (a new array, other contents)
             offered = pool.encodings[np.setdiff1d(observed, order[: n + repeat])]
             started = time.perf_counter()

@@ -41,7 +41,7 @@ from automl_core.contracts import Fidelity, SearchContext
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
-from automl_engine.pipeline_space import PipelineSpace
+from automl_spaces.pipeline_space import PipelineSpace
 
 DIMENSIONS = 10
 #: the budget range given to strategies that race budgets

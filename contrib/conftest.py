@@ -19,7 +19,7 @@ from sklearn.datasets import load_diabetes, load_wine
 from sklearn.model_selection import train_test_split
 
 from automl_core.plugins import Plugins, load_plugins
-from automl_engine.pipeline_space import PipelineSpace
+from automl_spaces.pipeline_space import PipelineSpace
 
 sys.path.insert(0, str(Path(__file__).parent))  # peer_checks, system_checks
 

@@ -13,11 +13,11 @@ import numpy as np
 from automl_core.plugins import Plugins
 from automl_core.trial import Result, Status
 from automl_engine.history import RunHistory, StoredTrial
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
 from automl_engine.recipe import parse_recipe
 from automl_engine.run_folder import HISTORY_FILE
 from automl_engine.runner import run
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
 
 
 def stored_trials(run_dir: Path) -> list[StoredTrial]:

@@ -1,4 +1,4 @@
-"""The scores model-based strategies share (automl_engine.acquisition)."""
+"""The scores model-based strategies share (automl_spaces.acquisition)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from automl_engine.acquisition import (
+from automl_spaces.acquisition import (
     check_pending_lie,
     constant_liar_targets,
     expected_improvement,

@@ -1,4 +1,4 @@
-"""The core's row lookup on a pool's table (:class:`automl_engine.component_rows.RowIndex`) and
+"""The core's row lookup on a pool's table (:class:`automl_spaces.component_rows.RowIndex`) and
 the component selector that reads a pool through it."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-from automl_engine.component_rows import ComponentSelector, RowIndex
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.component_rows import ComponentSelector, RowIndex
+from automl_spaces.pool_space import PoolSpace
 
 
 def dict_positions(table: np.ndarray, rows: np.ndarray) -> np.ndarray:

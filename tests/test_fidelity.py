@@ -27,11 +27,11 @@ from automl_engine.evaluator import (
 )
 from automl_engine.history import RunHistory
 from automl_engine.metrics import get_metric
-from automl_engine.pipeline_space import PipelineSpace
 from automl_engine.recipe import parse_recipe
 from automl_engine.run_folder import HISTORY_FILE
 from automl_engine.runner import run
 from automl_engine.sources import load_dataset
+from automl_spaces.pipeline_space import PipelineSpace
 
 FOREST = PipelineComponent(
     "forest",

@@ -186,6 +186,7 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
     core = wheels(
         tmp_path / "dists",
         ROOT,
+        ROOT / "plugins" / "automl-spaces",
         ROOT / "plugins" / "automl-engine",
         ROOT / "plugins" / "automl-sklearn",
     )
@@ -206,7 +207,14 @@ def test_a_plugin_published_to_an_index_is_installed_checked_used_and_upgraded(
         report=tmp_path / "r1.json",
     )
     # the template needs only the kernel; automl-sklearn brings the engine that runs recipes
-    assert set(sources) == {"automl-core", "automl-engine", "automl-hillclimb", "automl-sklearn"}
+    # (and the spaces both build on)
+    assert set(sources) == {
+        "automl-core",
+        "automl-spaces",
+        "automl-engine",
+        "automl-hillclimb",
+        "automl-sklearn",
+    }
     assert all(url.startswith(index) for url in sources.values()), sources
     listed = listing(env)  # found through its entry point, with its distribution and params
     hillclimb = listed["components"][("search_strategy", "hillclimb")]

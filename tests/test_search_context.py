@@ -89,8 +89,8 @@ def test_a_prepared_surrogate_is_told_the_space_and_handed_the_warm_starts_state
     """Columns, then space and task, then the warm start's pre-trained state; a surrogate
     that takes no state is left untrained, with a warning that says so."""
     from automl_core.contracts import Surrogate, WarmStart
-    from automl_engine.acquisition import prepared_surrogate
     from automl_engine.testing.spaces import pool_space
+    from automl_spaces.acquisition import prepared_surrogate
 
     calls = []
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from automl_core.errors import InvalidConfigurationError
-from automl_engine.pool_space import PoolSpace
-from automl_engine.snapping import PoolSnapper
+from automl_spaces.pool_space import PoolSpace
+from automl_spaces.snapping import PoolSnapper
 
 
 @pytest.fixture

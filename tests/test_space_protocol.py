@@ -27,8 +27,8 @@ from automl_core.space import (
     require_vector_space,
     vector_space,
 )
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
 
 ROOT = Path(__file__).resolve().parents[1]
 

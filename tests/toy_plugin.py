@@ -31,7 +31,7 @@ from automl_core.contracts import (
 )
 from automl_core.space import BuildContext, PipelineComponent, SearchSpace, Stage
 from automl_core.trial import Candidate, Result, Trial
-from automl_engine.pipeline_space import PipelineSpace
+from automl_spaces.pipeline_space import PipelineSpace
 
 
 class CrashingEstimator:

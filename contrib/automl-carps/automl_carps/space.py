@@ -15,7 +15,7 @@ from typing import Any
 from ConfigSpace import ConfigurationSpace
 
 from automl_core.space import PipelineComponent, Stage
-from automl_engine.pipeline_space import PipelineSpace
+from automl_spaces.pipeline_space import PipelineSpace
 
 #: The stage (and prefix) under which the task's hyper-parameters are searched.
 STAGE = "task"

@@ -5,7 +5,7 @@
   sees exactly the active hyper-parameters of every configuration (its TPE models each
   parameter from the trials in which it was suggested).
 * :class:`PoolAdapter` searches a pool's box (one ``FloatDistribution`` per varying encoding
-  column) and snaps to the nearest candidate not yet proposed (:mod:`automl_engine.snapping`).
+  column) and snaps to the nearest candidate not yet proposed (:mod:`automl_spaces.snapping`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from optuna.trial import Trial as OptunaTrial
 
 from automl_core.space import by_kind
 from automl_core.trial import Config
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
-from automl_engine.snapping import PoolSnapper
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
+from automl_spaces.snapping import PoolSnapper
 
 
 def topological_order(configspace: ConfigurationSpace) -> list[str]:

@@ -52,7 +52,7 @@ class OptunaTPE(SearchStrategy):
     the multivariate TPE for one objective). ``max_retries`` bounds how many forbidden or
     repeated configurations TPE may sample in a row before a random one is taken.
 
-    On a :class:`~automl_engine.pool_space.PoolSpace`, TPE searches the box of the pool's encodings
+    On a :class:`~automl_spaces.pool_space.PoolSpace`, TPE searches the box of the pool's encodings
     and each proposal is snapped to the nearest candidate not yet proposed. Optuna is told the
     candidate's own point: the proposal's trial is closed as ``FAIL`` and the candidate's
     point is enqueued and asked at once, so the trial TPE learns from sits where the loss was

@@ -16,10 +16,10 @@ from peer_checks import check_oboe_run, check_pipeline_run, grid_pool, ok, pool_
 from automl_core.contracts import SearchContext, WarmStart
 from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
 from automl_optuna.adapters import condition_holds, topological_order
 from automl_optuna.strategy import OptunaTPE
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
 
 
 def three_model_space() -> PipelineSpace:

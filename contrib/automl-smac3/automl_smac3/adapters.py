@@ -8,9 +8,9 @@ from ConfigSpace import Configuration, ConfigurationSpace, Constant, Float
 
 from automl_core.space import by_kind, plain_config
 from automl_core.trial import Config
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
-from automl_engine.snapping import PoolSnapper
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
+from automl_spaces.snapping import PoolSnapper
 
 
 class PipelineAdapter:
@@ -45,7 +45,7 @@ class PoolAdapter:
     """A :class:`PoolSpace` is searched as a box with one ``Float`` per encoding column (bounds:
     the offered candidates' min and max; a column constant over the pool is a ``Constant``),
     and each proposal is snapped to the nearest candidate not yet proposed (see
-    :mod:`automl_engine.snapping` and :class:`automl_smac3.components.SnappingConfigSelector`)."""
+    :mod:`automl_spaces.snapping` and :class:`automl_smac3.components.SnappingConfigSelector`)."""
 
     snaps = True
 

@@ -17,8 +17,8 @@ from smac.runhistory.enumerations import StatusType
 
 from automl_core.contracts import SearchContext, WarmStart
 from automl_core.trial import Result, Status, Trial
-from automl_engine.pool_space import PoolSpace
 from automl_smac3.strategy import SMAC3
+from automl_spaces.pool_space import PoolSpace
 
 #: Cheaper model steps for tests (SMAC's own defaults cost seconds per step on 2 cores).
 FAST = {"local_search_max_steps": 5, "challengers": 2000, "n_trees": 3}

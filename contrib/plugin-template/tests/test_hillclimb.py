@@ -5,9 +5,9 @@ import pytest
 
 from automl_core.contracts import SearchContext
 from automl_core.trial import Result, Status, Trial
-from automl_engine.pool_space import PoolSpace
 from automl_engine.testing import Component, parametrize_with_checks
 from automl_hillclimb.strategy import HillClimbing
+from automl_spaces.pool_space import PoolSpace
 
 
 def line() -> PoolSpace:

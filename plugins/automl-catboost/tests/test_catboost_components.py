@@ -20,10 +20,10 @@ from automl_catboost.components import catboost_space
 from automl_catboost.estimators import CatBoostClassifier, CatBoostRegressor
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.space import BuildContext
-from automl_engine.pipeline_space import PipelineSpace
 from automl_engine.recipe import parse_recipe
 from automl_engine.run_folder import import_skops, load_saved_model
 from automl_engine.runner import run
+from automl_spaces.pipeline_space import PipelineSpace
 
 sklearn_plugin = pytest.importorskip("automl_sklearn.plugin")  # the spaces: not a dependency
 CategoriesAsFrame = pytest.importorskip("automl_sklearn.transformers").CategoriesAsFrame

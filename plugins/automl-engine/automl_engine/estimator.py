@@ -44,10 +44,10 @@ from automl_engine.dataset import Dataset
 from automl_engine.history import RunHistory, StoredTrial, rank_key
 from automl_engine.model import TrainedModel
 from automl_engine.model_trust import declared_model_types
-from automl_engine.pipeline_space import PipelineSpace
 from automl_engine.recipe import MEMORY_SOURCE, Recipe, named_recipe, parse_recipe, read_recipe
 from automl_engine.run_folder import HISTORY_FILE, RunSummary, how_trials_ended, load_saved_model
 from automl_engine.runner import run
+from automl_spaces.pipeline_space import PipelineSpace
 
 # ---------------------------------------------------------------------------------------------
 # The time budget

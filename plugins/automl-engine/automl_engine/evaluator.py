@@ -39,7 +39,7 @@ from automl_core.trial import Result, Status, Trial
 from automl_engine.dataset import Dataset
 from automl_engine.fold_models import FoldModels
 from automl_engine.metrics import METRICS, Metric
-from automl_engine.pipeline_space import PipelineSpace
+from automl_spaces.pipeline_space import PipelineSpace
 
 #: A subsample never has fewer training rows than this (or all of them, if fewer).
 MIN_SUBSAMPLE_ROWS = 100

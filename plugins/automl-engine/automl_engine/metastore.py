@@ -28,7 +28,7 @@ import pandas as pd
 
 from automl_core.contracts import MetaData, MetaDataResolver, TaskDescription
 from automl_core.errors import DatasetError
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 
 if TYPE_CHECKING:
     from automl_core.plugins import Plugins

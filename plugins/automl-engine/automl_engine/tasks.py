@@ -53,7 +53,6 @@ from automl_engine.fold_models import FoldModels, fold_key
 from automl_engine.history import RunHistory, StoredTrial
 from automl_engine.metastore import metadata_resolver
 from automl_engine.metrics import DEFAULT_METRIC, Metric, get_metric, normalised_regret
-from automl_engine.pipeline_space import PipelineSpace
 from automl_engine.recipe import (
     MEMORY_SOURCE,
     FidelitySpec,
@@ -63,6 +62,7 @@ from automl_engine.recipe import (
 )
 from automl_engine.run_folder import RunSummary, prepare_saving
 from automl_engine.sources import load_dataset, parse_reference
+from automl_spaces.pipeline_space import PipelineSpace
 
 
 class Task(Protocol):

@@ -2,10 +2,10 @@
 
 Each space kind gets its own operators, because what "a small change" means differs:
 
-* :class:`PipelineVariation` on a :class:`~automl_engine.pipeline_space.PipelineSpace` changes one
+* :class:`PipelineVariation` on a :class:`~automl_spaces.pipeline_space.PipelineSpace` changes one
   hyper-parameter, or swaps the component of one stage, and crosses two pipelines stage by
   stage -- the structure auto-sklearn's and TPOT's pipelines share.
-* :class:`PoolVariation` on a :class:`~automl_engine.pool_space.PoolSpace` (a finite set of encoded
+* :class:`PoolVariation` on a :class:`~automl_spaces.pool_space.PoolSpace` (a finite set of encoded
   candidates, as in a table-lookup benchmark) moves to a nearby candidate, and crosses two
   candidates by looking for the one nearest to a mix of their encodings.
 * :class:`Variation` itself, for any other :class:`~automl_core.space.SearchSpace`, makes no
@@ -28,9 +28,9 @@ from ConfigSpace import ConfigurationSpace
 from automl_core.errors import InvalidConfigurationError
 from automl_core.space import INACTIVE, PipelineComponent, SearchSpace, Stage, by_kind, plain_config
 from automl_core.trial import Config
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
-from automl_engine.snapping import PoolSnapper
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
+from automl_spaces.snapping import PoolSnapper
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +248,7 @@ class PoolVariation(Variation):
     """Mutation and crossover on a finite pool of encoded candidates.
 
     Distances are Euclidean on the encodings scaled to [0, 1] per column over the offered
-    candidates (:class:`~automl_engine.snapping.PoolSnapper`'s scaling, so that a wide column
+    candidates (:class:`~automl_spaces.snapping.PoolSnapper`'s scaling, so that a wide column
     does not dominate). Only candidates not proposed yet are ever returned.
 
     * **Mutation**: one of the ``nearest`` candidates closest to the parent, at random. When

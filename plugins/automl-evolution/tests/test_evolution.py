@@ -23,8 +23,6 @@ from automl_core.trial import Candidate, Result, Status, Trial
 from automl_engine.cli import main
 from automl_engine.history import RunHistory
 from automl_engine.metastore import save_metadata
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
 from automl_engine.run_folder import HISTORY_FILE
 from automl_evolution import plugin as evolution_plugin
 from automl_evolution.operators import (
@@ -37,6 +35,8 @@ from automl_evolution.operators import (
     with_component,
 )
 from automl_evolution.strategy import Evolution, tournament_winner
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
 
 CLASSIFIERS = ["decision_tree", "k_nearest_neighbors", "sgd"]
 CLASSIFIER = "classifier:__choice__"

@@ -33,7 +33,7 @@ import numpy as np
 from automl_core.contracts import SearchContext, SearchSpace, Surrogate
 from automl_core.space import VectorSpace, vector_space
 from automl_core.trial import Candidate, Config
-from automl_engine.acquisition import (
+from automl_spaces.acquisition import (
     RandomRows,
     best_first,
     expected_improvement,
@@ -41,7 +41,7 @@ from automl_engine.acquisition import (
     prepared_surrogate,
     random_best,
 )
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 
 #: At most this many pool candidates are scored per model-based sample.
 POOL_SAMPLE = 4096

@@ -17,8 +17,6 @@ from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
 from automl_engine.cli import main
 from automl_engine.history import RunHistory
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
 from automl_engine.run_folder import HISTORY_FILE
 from automl_halving.schedule import Rung, halving_bracket, hyperband_brackets, rung_budgets
 from automl_halving.strategy import (
@@ -28,6 +26,8 @@ from automl_halving.strategy import (
     Slot,
     SuccessiveHalving,
 )
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
 
 # -- the schedule --------------------------------------------------------------------------------
 

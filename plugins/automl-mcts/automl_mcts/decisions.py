@@ -26,9 +26,9 @@ from ConfigSpace.util import change_hp_value
 
 from automl_core.space import INACTIVE, VectorSpace, by_kind
 from automl_core.trial import Config
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
-from automl_engine.snapping import PoolSnapper
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
+from automl_spaces.snapping import PoolSnapper
 
 #: Stage names that hold the learning algorithm, the root decision when a pool names one.
 MODEL_STAGES = ("estimator", "classifier", "regressor", "model", "learner")

@@ -35,7 +35,9 @@ import numpy as np
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
 from automl_core.space import require_vector_space
 from automl_core.trial import Candidate, Result, Trial
-from automl_engine.acquisition import (
+from automl_mcts.decisions import Decisions, Structure, make_decisions
+from automl_mcts.tree import Node, puct, softmax, widening_limit
+from automl_spaces.acquisition import (
     best_first,
     check_pending_lie,
     constant_liar_targets,
@@ -43,8 +45,6 @@ from automl_engine.acquisition import (
     failures_as_worst,
     prepared_surrogate,
 )
-from automl_mcts.decisions import Decisions, Structure, make_decisions
-from automl_mcts.tree import Node, puct, softmax, widening_limit
 
 #: At most this many of the best-ranked playout candidates are decoded looking for one not
 #: proposed before; past that the node counts as exhausted.

@@ -9,8 +9,8 @@ from ConfigSpace import ConfigurationSpace, Float, Integer
 
 from automl_core.contracts import SearchContext, Surrogate
 from automl_core.space import PipelineComponent, Stage
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
 
 
 def _depth() -> ConfigurationSpace:

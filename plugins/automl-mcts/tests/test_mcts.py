@@ -217,7 +217,7 @@ def test_a_space_without_a_choice_of_components_is_refused_with_what_to_use():
     from ConfigSpace import ConfigurationSpace, Float
 
     from automl_core.space import PipelineComponent, Stage
-    from automl_engine.pipeline_space import PipelineSpace
+    from automl_spaces.pipeline_space import PipelineSpace
 
     component = PipelineComponent(
         "box", "problem", lambda p, c: p, lambda: ConfigurationSpace([Float("x", (0.0, 1.0))])

@@ -61,10 +61,10 @@ import numpy as np
 
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
-from automl_engine.pool_space import PoolSpace
 from automl_metadata.archive import read_json_member, read_member
 from automl_metadata.oboe import OBOE_PACKAGE, read_sizes
 from automl_metadata.store import MetaDataSource, Package
+from automl_spaces.pool_space import PoolSpace
 
 DEEPPIPE_PACKAGE = Package("deeppipe-api", "0.1.1", size_mb=51)
 

@@ -27,7 +27,7 @@ from automl_core.contracts import SearchContext, SearchStrategy
 from automl_core.errors import InvalidConfigurationError
 from automl_core.space import SearchSpace, vector_space
 from automl_core.trial import Candidate, Result, Trial
-from automl_engine.component_rows import components_alone, stage_position
+from automl_spaces.component_rows import components_alone, stage_position
 
 
 class FixedDesign(SearchStrategy):

@@ -26,9 +26,9 @@ import pandas as pd
 
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
-from automl_engine.pool_space import PoolSpace
 from automl_metadata.archive import read_csv
 from automl_metadata.store import MetaDataSource, Package
+from automl_spaces.pool_space import PoolSpace
 
 CURVES_FILE = "lcdb/database-accuracy.csv"
 DATASETS_FILE = "lcdb/datasets.csv"

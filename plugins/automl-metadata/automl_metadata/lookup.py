@@ -22,7 +22,7 @@ import numpy as np
 from automl_core.contracts import Benchmark, Evaluator, Fidelity, MetaData
 from automl_core.errors import AutoMLError
 from automl_core.trial import Result, Status, Trial
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 
 #: The split every table benchmark has: all its datasets.
 ALL = "all"

@@ -38,9 +38,9 @@ import pandas as pd
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
 from automl_core.space import INACTIVE
-from automl_engine.pool_space import PoolSpace
 from automl_metadata.archive import read_csv, read_json_member
 from automl_metadata.store import MetaDataSource, Package
+from automl_spaces.pool_space import PoolSpace
 
 FOLDER = "oboe/defaults/Oboe"
 ERROR_MATRIX = f"{FOLDER}/error_matrix.csv"

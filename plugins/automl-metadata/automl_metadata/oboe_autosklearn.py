@@ -48,9 +48,9 @@ from automl_core.contracts import MetaData
 from automl_core.errors import AutoMLError, DatasetError
 from automl_core.plugins import Plugins, registry_or_installed
 from automl_core.space import config_key, pipeline_space
-from automl_engine.pipeline_space import PipelineSpace
 from automl_metadata.oboe import Oboe
 from automl_metadata.store import MetaDataSource
+from automl_spaces.pipeline_space import PipelineSpace
 
 #: The space the configurations belong to (registered by the ``automl-sklearn`` plugin).
 SPACE = "autosklearn-classification"

@@ -18,9 +18,9 @@ import pytest
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError, InvalidConfigurationError
 from automl_engine.cache import CACHE_DIR_ENV
-from automl_engine.pipeline_space import PipelineSpace
 from automl_metadata.archive import read_member
 from automl_metadata.autosklearn import FILES, AutoSklearnMetaData
+from automl_spaces.pipeline_space import PipelineSpace
 
 DENSE = "balanced_accuracy_binary.classification_dense"
 MULTICLASS = "balanced_accuracy_multiclass.classification_dense"

@@ -32,7 +32,6 @@ from automl_engine.cli import main
 from automl_engine.history import RunHistory
 from automl_engine.metastore import is_metadata_folder, load_metadata, save_metadata
 from automl_engine.metrics import normalised_regret
-from automl_engine.pool_space import PoolSpace
 from automl_engine.recipe import parse_recipe
 from automl_engine.run_folder import HISTORY_FILE, SUMMARY_FILE
 from automl_engine.runner import run
@@ -41,6 +40,7 @@ from automl_engine.testing.data_checks import kit_metadata
 from automl_metadata import plugin as metadata_plugin
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.store import FolderMetaData, MetaDataSource, Package, converted
+from automl_spaces.pool_space import PoolSpace
 
 
 def _never_built() -> NoReturn:

@@ -16,10 +16,10 @@ import pytest
 from automl_core.contracts import MetaData
 from automl_core.errors import DatasetError
 from automl_core.space import BuildContext, config_key
-from automl_engine.pipeline_space import PipelineSpace
 from automl_metadata.oboe import Oboe
 from automl_metadata.oboe_autosklearn import SPACE, OboeAutoSklearn, translate
 from automl_metadata.plugin import BENCHMARKS, SOURCES
+from automl_spaces.pipeline_space import PipelineSpace
 
 pytest.importorskip("automl_sklearn")
 

@@ -29,9 +29,9 @@ from torch import nn
 
 from automl_core.contracts import MetaData
 from automl_core.space import VectorSpace
-from automl_engine.component_rows import NetworkInputs, numeric_ranges
 from automl_metafeatures_dida.network import Dida, Patch
 from automl_metafeatures_dida.patches import PatchSizes, Table, sample_patch
+from automl_spaces.component_rows import NetworkInputs, numeric_ranges
 
 #: Hidden units of the ranking head (the thesis: a 2-layer network, width not given).
 HEAD_HIDDEN = 64

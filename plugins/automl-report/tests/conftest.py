@@ -16,10 +16,10 @@ from automl_core.plugins import load_plugins
 from automl_core.space import PipelineComponent
 from automl_engine.history import RunHistory
 from automl_engine.metastore import save_metadata
-from automl_engine.pool_space import PoolSpace
 from automl_engine.recipe import parse_recipe
 from automl_engine.run_folder import HISTORY_FILE
 from automl_engine.runner import run
+from automl_spaces.pool_space import PoolSpace
 
 SPACE = {
     "name": "autosklearn-classification",

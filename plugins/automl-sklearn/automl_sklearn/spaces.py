@@ -37,9 +37,9 @@ from functools import partial
 from itertools import product
 
 from automl_core.space import Combination, PipelineComponent, Stage
-from automl_engine.pipeline_space import PipelineSpace
 from automl_sklearn.assemble import assemble
 from automl_sklearn.data_preprocessing import BALANCING_STRATEGIES, balancing_space
+from automl_spaces.pipeline_space import PipelineSpace
 
 CATEGORICAL = "data_preprocessor:feature_type:categorical_transformer"
 NUMERICAL = "data_preprocessor:feature_type:numerical_transformer"

@@ -15,9 +15,9 @@ from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from automl_core.space import BuildContext
-from automl_engine.pipeline_space import PipelineSpace
 from automl_sklearn.plugin import COMPONENTS
 from automl_sklearn.spaces import classification_space, regression_space
+from automl_spaces.pipeline_space import PipelineSpace
 
 
 @pytest.fixture(scope="session", autouse=True)

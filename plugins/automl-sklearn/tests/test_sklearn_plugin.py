@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from automl_core.plugins import load_plugins
 from automl_core.space import PipelineComponent
-from automl_engine.pipeline_space import PipelineSpace
 from automl_sklearn import plugin
+from automl_spaces.pipeline_space import PipelineSpace
 
 CLASSIFIERS = {
     "adaboost", "bernoulli_nb", "decision_tree", "extra_trees", "gaussian_nb",

@@ -2,7 +2,7 @@
 
 Every function returns a score to *maximise*, from the predicted mean and standard deviation
 of the loss (lower loss is better) and the best loss observed so far. Expected improvement
-itself is the core's (:mod:`automl_engine.acquisition`), shared with other model-based
+itself is the core's (:mod:`automl_spaces.acquisition`), shared with other model-based
 strategies; here it is bound to its ``xi`` like the others.
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.stats import norm
 
-from automl_engine import acquisition as shared
-from automl_engine.acquisition import MIN_STD
+from automl_spaces import acquisition as shared
+from automl_spaces.acquisition import MIN_STD
 
 #: ``acquisition(mean, std, best) -> score`` (higher is more promising).
 Acquisition = Callable[[np.ndarray, np.ndarray, float], np.ndarray]

@@ -6,7 +6,7 @@ optimisers only score rows and return them ranked; the strategy decodes from the
 finds a configuration it has not proposed yet.
 
 Ranking with random tie-breaks (``best_first``) and ranking a whole pool (``rank_pool``) are
-the core's (:mod:`automl_engine.acquisition`), shared with other model-based strategies; they
+the core's (:mod:`automl_spaces.acquisition`), shared with other model-based strategies; they
 are re-exported here.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from automl_core.space import VectorSpace
-from automl_engine.acquisition import RandomRows, Score, best_first, rank_pool
-from automl_engine.component_rows import ComponentSelector, components_alone, stage_position
+from automl_spaces.acquisition import RandomRows, Score, best_first, rank_pool
+from automl_spaces.component_rows import ComponentSelector, components_alone, stage_position
 
 __all__ = ["LocalSearch", "PerComponentSearch", "Ranked", "Score", "best_first", "rank_pool"]
 

@@ -17,18 +17,18 @@ import numpy as np
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
 from automl_core.space import VectorSpace, require_vector_space
 from automl_core.trial import Candidate, Config, Result, Trial
-from automl_engine.acquisition import (
+from automl_smbo.acquisition import make_acquisition
+from automl_smbo.optimizer import LocalSearch, PerComponentSearch
+from automl_smbo.targets import check_target_transform, transform_losses
+from automl_spaces.acquisition import (
     check_pending_lie,
     constant_liar_targets,
     failures_as_worst,
     prepared_surrogate,
     rank_pool,
 )
-from automl_engine.component_rows import components_alone, stage_position
-from automl_engine.pool_space import PoolSpace
-from automl_smbo.acquisition import make_acquisition
-from automl_smbo.optimizer import LocalSearch, PerComponentSearch
-from automl_smbo.targets import check_target_transform, transform_losses
+from automl_spaces.component_rows import components_alone, stage_position
+from automl_spaces.pool_space import PoolSpace
 
 #: Random configurations are drawn in batches of this size, at most this many batches.
 RANDOM_BATCH, RANDOM_BATCHES = 16, 50

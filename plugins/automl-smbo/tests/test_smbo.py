@@ -15,13 +15,13 @@ from automl_core.contracts import SearchContext, Surrogate, WarmStart
 from automl_core.random_search import RandomSearch
 from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
-from automl_engine.component_rows import ComponentSelector
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import PerComponentSearch, best_first, climb
 from automl_smbo.strategy import SMBO
 from automl_smbo.targets import transform_losses
+from automl_spaces.component_rows import ComponentSelector
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
 
 
 class NeighbourSurrogate(Surrogate):

@@ -38,7 +38,7 @@ import torch
 
 from automl_core.contracts import MetaData
 from automl_engine.cache import fetch_package
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 from automl_surrogate_deeppipe.layout import Layout, Selector
 from automl_surrogate_deeppipe.metatrain import Architecture, Checkpoint
 from automl_surrogate_deeppipe.model import DTYPE, NETWORK_DTYPE, DeepKernelGP

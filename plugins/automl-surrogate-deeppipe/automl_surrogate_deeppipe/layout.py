@@ -31,7 +31,7 @@ from automl_core.space import (
     StageBlock,
     VectorSpace,
 )
-from automl_engine.component_rows import (
+from automl_spaces.component_rows import (
     ComponentSelector,
     NetworkInputs,
 )
@@ -192,7 +192,7 @@ class Layout:
 
 
 class Selector(ComponentSelector):
-    """The core's :class:`~automl_engine.component_rows.ComponentSelector`, naming DeepPipe in
+    """The core's :class:`~automl_spaces.component_rows.ComponentSelector`, naming DeepPipe in
     its errors."""
 
     def __init__(self, space: VectorSpace) -> None:

@@ -29,10 +29,10 @@ import torch
 
 from automl_core.contracts import MetaData
 from automl_core.space import VectorSpace
-from automl_engine.acquisition import standardise
 from automl_engine.cache import cache_dir, content_key, write_atomically
-from automl_engine.component_rows import numeric_ranges
 from automl_engine.metastore import metadata_fingerprint
+from automl_spaces.acquisition import standardise
+from automl_spaces.component_rows import numeric_ranges
 from automl_surrogate_deeppipe.layout import Layout, Selector
 from automl_surrogate_deeppipe.model import (
     DTYPE,

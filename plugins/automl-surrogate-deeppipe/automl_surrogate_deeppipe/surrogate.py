@@ -60,14 +60,14 @@ from automl_core.space import (
     check_encoded,
     check_losses,
 )
-from automl_engine.acquisition import standardise
-from automl_engine.component_rows import numeric_ranges
 from automl_engine.metastore import (
     check_dataset_ids,
     check_metadata_reference,
     left_out_datasets,
     metadata_for,
 )
+from automl_spaces.acquisition import standardise
+from automl_spaces.component_rows import numeric_ranges
 from automl_surrogate_deeppipe.authors import (
     ACCURACY_TARGETS,
     AUTHORS_CHECKPOINTS,

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from automl_core.contracts import MetaData
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 
 #: (stage, algorithms with their number of hyper-parameters)
 STAGES = (("scaler", (1, 2)), ("model", (2, 3, 0)))

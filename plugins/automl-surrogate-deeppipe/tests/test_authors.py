@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from automl_core.contracts import MetaData
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 from automl_surrogate_deeppipe import authors
 from automl_surrogate_deeppipe.authors import (
     authors_checkpoint,

@@ -31,7 +31,7 @@ from automl_core.space import (
     check_encoded,
     check_losses,
 )
-from automl_engine.acquisition import standardise
+from automl_spaces.acquisition import standardise
 from automl_surrogate_latent.inputs import RowPacker
 
 WHERE = "independent-gp surrogate"

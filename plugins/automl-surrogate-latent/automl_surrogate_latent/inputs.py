@@ -12,7 +12,7 @@ stage (which preprocessor, with which hyper-parameters) and the shared columns, 
 pipelines with the same model and different preprocessing can embed apart. An algorithm with
 no inputs at all gets a constant one (its embedding is then a single learned point).
 
-Inputs are the space's columns as :class:`~automl_engine.component_rows.NetworkInputs` makes
+Inputs are the space's columns as :class:`~automl_spaces.component_rows.NetworkInputs` makes
 them: numbers in [0, 1] (a pipeline space's encoding is already log-aware; a pool's columns
 are min-max scaled over its table), categoricals one-hot, inactive values 0.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from automl_core.space import EncodingColumn, VectorSpace
-from automl_engine.component_rows import ComponentSelector, NetworkInputs, numeric_ranges
+from automl_spaces.component_rows import ComponentSelector, NetworkInputs, numeric_ranges
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class AlgorithmInputs:
 
 class RowPacker:
     """Encoded rows to packed inputs (:meth:`AlgorithmInputs.pack`), each row's algorithm
-    read by a :class:`~automl_engine.component_rows.ComponentSelector`; without a space (a
+    read by a :class:`~automl_spaces.component_rows.ComponentSelector`; without a space (a
     surrogate told only the columns), every row is of one algorithm reading every column:
     the model is then a deep-kernel GP on one MLP's embeddings."""
 

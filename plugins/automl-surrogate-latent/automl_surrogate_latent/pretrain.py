@@ -33,8 +33,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from automl_engine.acquisition import standardise
 from automl_engine.cache import load_arrays, save_arrays
+from automl_spaces.acquisition import standardise
 from automl_surrogate_latent.model import DTYPE, HIDDEN, LATENT, AlgorithmEmbeddings
 
 #: Hidden units of a pairwise discriminator (the paper does not say).

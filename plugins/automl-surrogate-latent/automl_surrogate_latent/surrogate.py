@@ -39,10 +39,10 @@ from automl_core.space import (
     check_losses,
     vector_space,
 )
-from automl_engine.acquisition import standardise
 from automl_engine.cache import cache_dir, content_key
 from automl_engine.metastore import check_metadata_reference, metadata_fingerprint, metadata_for
 from automl_engine.run_folder import safe_folder_name
+from automl_spaces.acquisition import standardise
 from automl_surrogate_latent.inputs import RowPacker
 from automl_surrogate_latent.model import (
     DTYPE,

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from automl_core.contracts import MetaData
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 
 #: the algorithms' hyper-parameter counts, where each one's optimum lies, its best loss
 WIDTHS = (2, 1, 0)

@@ -8,12 +8,12 @@ import pytest
 from latent_synthetic import family_metadata
 
 from automl_core.contracts import SearchContext, WarmStart
-from automl_engine.acquisition import prepared_surrogate
 from automl_engine.history import RunHistory
 from automl_engine.metastore import save_metadata
 from automl_engine.recipe import parse_recipe
 from automl_engine.run_folder import HISTORY_FILE
 from automl_engine.runner import run
+from automl_spaces.acquisition import prepared_surrogate
 from automl_surrogate_latent.pretrain import PTEM
 from automl_surrogate_latent.surrogate import LatentSurrogate
 

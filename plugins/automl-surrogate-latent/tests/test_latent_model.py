@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from latent_synthetic import EVEN, WIDTHS, family_losses, family_pool
 
-from automl_engine.component_rows import numeric_ranges
+from automl_spaces.component_rows import numeric_ranges
 from automl_surrogate_latent.inputs import RowPacker
 from automl_surrogate_latent.model import DTYPE, AlgorithmEmbeddings, LatentGP
 from automl_surrogate_latent.pretrain import PTEM, Pretraining, discriminator_accuracy, pretrain

@@ -16,7 +16,7 @@ from scipy.stats import spearmanr
 
 from automl_core.plugins import load_plugins
 from automl_core.space import INACTIVE, EncodingColumn
-from automl_engine.pipeline_space import PipelineSpace
+from automl_spaces.pipeline_space import PipelineSpace
 from automl_surrogate_rf import RandomForestSurrogate
 
 CLASSIFIER = "classifier:__choice__"

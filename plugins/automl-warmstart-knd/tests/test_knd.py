@@ -17,10 +17,10 @@ from automl_core.errors import AutoMLError
 from automl_core.plugins import ENTRY_POINT_GROUP, load_plugins
 from automl_engine.history import RunHistory
 from automl_engine.metastore import left_out_datasets
-from automl_engine.pool_space import PoolSpace
 from automl_engine.recipe import parse_recipe
 from automl_engine.run_folder import HISTORY_FILE
 from automl_engine.runner import run
+from automl_spaces.pool_space import PoolSpace
 from automl_warmstart_knd import (
     KNearestDatasets,
     autosklearn_folder,

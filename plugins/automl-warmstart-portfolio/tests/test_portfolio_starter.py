@@ -16,7 +16,7 @@ from automl_core.contracts import MetaData, TaskDescription, WarmStarter
 from automl_core.errors import AutoMLError, PluginError
 from automl_core.plugins import ENTRY_POINT_GROUP, load_plugins
 from automl_engine.metastore import metadata_resolver, save_metadata
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 from automl_warmstart_portfolio import PortfolioWarmStarter, greedy, greedy_portfolio, starter
 
 

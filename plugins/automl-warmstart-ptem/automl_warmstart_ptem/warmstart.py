@@ -34,7 +34,6 @@ from automl_core.errors import AutoMLError
 from automl_core.plugins import Plugins, registry_or_installed
 from automl_core.space import SearchSpace, vector_space
 from automl_engine.cache import cache_dir, content_key
-from automl_engine.component_rows import ComponentSelector
 from automl_engine.metastore import (
     check_dataset_ids,
     check_metadata_reference,
@@ -43,9 +42,10 @@ from automl_engine.metastore import (
     save_metadata,
     task_metafeatures,
 )
-from automl_engine.pool_space import PoolSpace
 from automl_engine.run_folder import safe_folder_name
 from automl_metadata.lookup import TableBenchmark
+from automl_spaces.component_rows import ComponentSelector
+from automl_spaces.pool_space import PoolSpace
 from automl_warmstart_ptem.labels import LabelRuns, LabelStore, leave_one_out_scores
 from automl_warmstart_ptem.ranker import TOP_K, SourceRanker
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from automl_core.contracts import MetaData
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 
 #: per kind, per algorithm: (best loss, optimum)
 KINDS = {0: ((0.1, 0.2), (0.4, 0.3)), 1: ((0.4, 0.7), (0.1, 0.8))}

@@ -24,8 +24,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from automl_core.contracts import Surrogate
 from automl_core.space import INACTIVE, BuildContext, PipelineComponent, SearchSpace, Stage
-from automl_engine.pipeline_space import PipelineSpace
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pipeline_space import PipelineSpace
+from automl_spaces.pool_space import PoolSpace
 
 #: The space kinds a strategy may claim (``SearchStrategy.space_kinds``).
 PIPELINE, POOL = "pipeline", "pool"

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from automl_core.errors import InvalidConfigurationError
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 
 
 class PoolSnapper:

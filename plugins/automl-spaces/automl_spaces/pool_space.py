@@ -37,7 +37,7 @@ class PoolSpace:
 
     The :class:`VectorSpace` protocol on a pool: distances (neighbours, decoding a row that is
     no candidate's) are Euclidean on the encodings scaled to [0, 1] per column over the
-    offered candidates (as :class:`~automl_engine.snapping.PoolSnapper` scales them), so that a
+    offered candidates (as :class:`~automl_spaces.snapping.PoolSnapper` scales them), so that a
     wide column does not dominate; ties go to the lower candidate index. A pool has no
     default (:meth:`default` is None).
     """

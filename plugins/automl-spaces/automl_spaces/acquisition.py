@@ -22,7 +22,7 @@ from scipy.stats import norm
 
 from automl_core.contracts import SearchContext, Surrogate
 from automl_core.space import VectorSpace
-from automl_engine.pool_space import PoolSpace
+from automl_spaces.pool_space import PoolSpace
 
 log = logging.getLogger(__name__)
 
