@@ -66,9 +66,11 @@ def test_the_selector_sees_the_training_split_and_its_choice_is_used(plugins, tm
 
 def test_a_policy_with_an_invalid_resampling_is_the_plugins_error(plugins):
     recipe = toy_recipe()
-    recipe["task"]["resampling"] = {"auto": {"name": "fixed-policy", "params": {}}}
-    with pytest.raises(RecipeError):
-        parse_recipe(recipe)  # the selector is named by a string only
+    recipe["task"]["resampling"] = {"auto": {"params": {}}}
+    with pytest.raises(RecipeError, match=r"task\.resampling\.auto\.name"):
+        parse_recipe(recipe)  # a mapping names its selector
+    recipe["task"]["resampling"] = {"auto": {"name": "fixed-policy", "params": {"x": 1}}}
+    assert parse_recipe(recipe).task.policy.params == {"x": 1}  # the selector's parameters
     recipe = parse_recipe(auto_recipe({"auto": "fixed-policy"}))
     bad = plugins.get("policy_selector", "fixed-policy")
     original = bad.obj
