@@ -5,6 +5,8 @@ or the by-rows rule composed by ``compose_by_rows.py``), seed 1 ran them as the 
 is not mapped is dropped; ``*`` keeps every other label as it is); the rows of the mapped
 labels are written to one results.csv, their paths rewritten to start from it, for
 ``automl compare``. A (variant, task, seed) found in two sources is refused.
+``--common-tasks`` keeps only the tasks every source has a row of (a grid still running
+holds some tasks only in part; ``automl compare`` then ranks those on one seed).
 
     python benchmarks/combine_seeds.py \\
         "docs/ablations/issue44-regression-60s:bagged-by-rows=default,default=old-default,*" \\
@@ -54,10 +56,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="+")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--common-tasks", action="store_true")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out.resolve()
     tables = [relabelled(*parse_source(text), out) for text in args.sources]
+    if args.common_tasks:
+        common = set.intersection(*(set(table["task"]) for table in tables))
+        tables = [table[table["task"].isin(common)] for table in tables]
     combined = pd.concat(tables, ignore_index=True)
     repeated = combined.duplicated(["variant", "task", "seed"], keep=False)
     if repeated.any():
