@@ -176,6 +176,15 @@ class MetaDataLoader(Protocol):
     def load(self) -> MetaData: ...
 
 
+@runtime_checkable
+class LocalMetaDataLoader(MetaDataLoader, Protocol):
+    """A loader that can say whether ``load()`` would work without a download (automl-metadata's
+    sources: converted on this machine already). ``automl validate`` asks it, so that a check
+    that needs meta-data never downloads; a loader without it is taken to be local."""
+
+    def is_converted(self) -> bool: ...
+
+
 class MetaFeatureProvider(abc.ABC):
     """Describes a dataset by a named vector of meta-features."""
 

@@ -197,7 +197,10 @@ def register_metadata(register: RegisterFactory[MetaDataLoader]) -> None:
 @registration("dataset_source")
 def register_dataset_sources(register: RegisterFactory[Dataset]) -> None:
     """Register dataset sources: ``register("keel", load)`` where ``load(reference, **options)``
-    returns a :class:`~automl_engine.dataset.Dataset` for the recipe value ``keel:<reference>``."""
+    returns a :class:`~automl_engine.dataset.Dataset` for the recipe value ``keel:<reference>``.
+    ``load`` may carry two optional attributes, read without loading anything: ``check(reference)``
+    (why it cannot be loaded, or None; ``automl validate`` asks) and ``task_of(reference)`` (its
+    task, or None when unknown without loading)."""
 
 
 @registration("space")

@@ -26,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from automl_core.contracts import MetaData, MetaDataResolver, TaskDescription
+from automl_core.contracts import (
+    LocalMetaDataLoader,
+    MetaData,
+    MetaDataResolver,
+    TaskDescription,
+)
 from automl_core.errors import DatasetError
 from automl_spaces.pool_space import PoolSpace
 
@@ -158,7 +163,7 @@ def local_metadata_resolver(plugins: Plugins) -> MetaDataResolver:
         text = str(reference)
         if not isinstance(reference, MetaData) and text in plugins.registry.names("metadata"):
             loader = plugins.create("metadata", text, dict(params or {}))
-            if not getattr(loader, "is_converted", lambda: True)():
+            if isinstance(loader, LocalMetaDataLoader) and not loader.is_converted():
                 raise MetaDataNotLocal(f"meta-data {text!r} is not converted on this machine yet")
             return loader.load()
         return resolve_metadata(reference, params, plugins)

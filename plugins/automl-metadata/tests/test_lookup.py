@@ -23,7 +23,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.tree import DecisionTreeClassifier
 
 from automl_core import hookimpl
-from automl_core.contracts import MetaData
+from automl_core.contracts import LocalMetaDataLoader, MetaData
 from automl_core.errors import AutoMLError, DatasetError, RecipeError
 from automl_core.hookspecs import RegisterFactory
 from automl_core.plugins import LOAD_PLUGINS_ENV, Plugins, load_plugins
@@ -468,6 +468,7 @@ def test_a_sources_conversion_version_names_its_cache_folder(trees, tmp_path, mo
     assert Trees().cache_name() == "trees-1.0" and TreesV2().cache_name() == "treesv2-1.0-c2"
     assert Trees().packages() == (Package("trees-data", "1.0"),)
     assert not Trees().is_converted()
+    assert isinstance(Trees(), LocalMetaDataLoader)  # what `automl validate` asks it
     assert Trees().load().shape == (4, 6) and Trees().is_converted()
     assert not TreesV2().is_converted()
 
