@@ -81,3 +81,17 @@ def test_parameters_that_cannot_be_compared_are_another_component():
     kept = Kept("surrogate", "gp", {"x": np.arange(3)}, object())
     assert not kept.matches("surrogate", "gp", {"x": np.arange(3)})
     assert Kept("surrogate", "gp", {"k": 2}, object()).matches("surrogate", "gp", {"k": 2})
+
+
+def test_checking_a_recipe_builds_each_of_its_components_once(plugins):
+    """The check keeps what it builds for the run: a component built twice while checking
+    (the surrogate, once for the strategy and once for its space) would be kept twice."""
+    from automl_engine.validation import check_recipe
+
+    once = BuildOnce.around(plugins)
+    recipe = toy_recipe(
+        search={"strategy": "greedy-surrogate", "surrogate": "mean"}, ensemble="best-two"
+    )
+    check_recipe(parse_recipe(recipe), once)
+    built = collections.Counter((kept.kind, kept.name) for kept in once.kept)
+    assert built[("surrogate", "mean")] == 1 and set(built.values()) == {1}

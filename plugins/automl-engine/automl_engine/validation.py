@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from automl_core.contracts import Fidelity, TaskDescription
+from automl_core.contracts import Fidelity, Surrogate, TaskDescription
 from automl_core.errors import AutoMLError, RecipeError
 from automl_core.lazy import LazyFactory
 from automl_core.plugins import Plugins
@@ -60,12 +60,14 @@ def check_recipe(recipe: Recipe, plugins: Plugins) -> list[str]:
         problem = check_reference(plugins, recipe.task.dataset)
         if problem is not None:
             raise RecipeError("task.dataset", recipe.task.dataset, "a dataset that exists", problem)
-    warnings = _check_search(recipe, plugins)
+    warnings, surrogate = _check_search(recipe, plugins)
     for path, kind, ref in component_refs(recipe):
         if kind not in ("space", "benchmark", "search_strategy", "surrogate"):
             build(plugins, path, kind, ref)
     if recipe.space is not None:
-        _check_surrogate_fits(recipe, plugins, _check_space(recipe, plugins))
+        space = _check_space(recipe, plugins)
+        if surrogate is not None:
+            _check_surrogate_fits(recipe, plugins, surrogate, space)
     return warnings + _check_limits(recipe, plugins)
 
 
@@ -153,9 +155,10 @@ def factory(plugins: Plugins, kind: str, ref: ComponentRef) -> Any:
     return obj.load() if isinstance(obj, LazyFactory) else obj
 
 
-def _check_search(recipe: Recipe, plugins: Plugins) -> list[str]:
+def _check_search(recipe: Recipe, plugins: Plugins) -> tuple[list[str], Surrogate | None]:
     """The strategy is built; it gets a surrogate when it needs one, and searches the
-    recipe's kind of space. Returns a warning for a surrogate it would ignore."""
+    recipe's kind of space. Returns a warning for a surrogate it would ignore, and the
+    surrogate built (None: the recipe names none), for the check of its space."""
     ref, surrogate = recipe.search.strategy, recipe.search.surrogate
     strategy = build(plugins, "search", "search_strategy", ref)
     use = getattr(strategy, "surrogate_use", "optional")
@@ -177,10 +180,10 @@ def _check_search(recipe: Recipe, plugins: Plugins) -> list[str]:
             f"{ref.name!r} searches {', '.join(sorted(kinds))} spaces only (its space_kinds)",
         )
     if surrogate is None:
-        return []
+        return [], None
     # with the seed the run gives it, so that the run uses this one (BuildOnce)
     seed = seeded_params(plugins, surrogate, recipe).get("seed")
-    build(
+    built = build(
         plugins,
         "search.surrogate",
         "surrogate",
@@ -188,11 +191,9 @@ def _check_search(recipe: Recipe, plugins: Plugins) -> list[str]:
         **({} if seed is None else {"seed": seed}),
     )
     if use == "unused":
-        return [
-            f"search.surrogate: {surrogate.name!r} is ignored: {ref.name!r} does not use a "
-            "surrogate"
-        ]
-    return []
+        ignored = f"{surrogate.name!r} is ignored: {ref.name!r} does not use a surrogate"
+        return [f"search.surrogate: {ignored}"], built
+    return [], built
 
 
 def seeded_params(plugins: Plugins, ref: ComponentRef, recipe: Recipe) -> dict[str, Any]:
@@ -204,16 +205,13 @@ def seeded_params(plugins: Plugins, ref: ComponentRef, recipe: Recipe) -> dict[s
     return dict(ref.params)
 
 
-def _check_surrogate_fits(recipe: Recipe, plugins: Plugins, space: VectorSpace) -> None:
-    """The surrogate, as the recipe configures it, can model the space (its meta-data or
-    weights are of this space: ``Surrogate.check_space``)."""
+def _check_surrogate_fits(
+    recipe: Recipe, plugins: Plugins, surrogate: Surrogate, space: VectorSpace
+) -> None:
+    """The surrogate the check built, as the recipe configures it, can model the space (its
+    meta-data or weights are of this space: ``Surrogate.check_space``)."""
     ref = recipe.search.surrogate
-    if ref is None:
-        return
-    seed = seeded_params(plugins, ref, recipe).get("seed")
-    surrogate = build(
-        plugins, "search.surrogate", "surrogate", ref, **({} if seed is None else {"seed": seed})
-    )
+    assert ref is not None
     task = TaskDescription(
         dataset=str(recipe.task.dataset or ""),
         task=str(getattr(space, "task", "")),
