@@ -120,12 +120,24 @@ def load_metadata(folder: Path) -> MetaData:
         raise DatasetError(f"meta-data folder {folder} is inconsistent: {error}") from error
 
 
+class MetaDataNotLocal(DatasetError):
+    """A registered meta-data source not converted on this machine yet: loading it would
+    download its package (see :func:`local_metadata_resolver`)."""
+
+
 def resolve_metadata(
-    reference: str | Path | MetaData, params: Mapping[str, Any] | None, plugins: Plugins
+    reference: str | Path | MetaData,
+    params: Mapping[str, Any] | None,
+    plugins: Plugins,
+    *,
+    local_only: bool = False,
 ) -> MetaData:
     """The meta-data a component's parameter names: a source registered in ``plugins``
     (``autosklearn``, ``oboe``... see ``automl data list``) built with ``params``, a path to a
-    meta-data folder, or a :class:`MetaData` given in code (returned as is).
+    meta-data folder, or a :class:`MetaData` given in code (returned as is). ``local_only``:
+    a source that says it is not converted on this machine yet (a
+    :class:`~automl_core.contracts.LocalMetaDataLoader`) raises :class:`MetaDataNotLocal`
+    instead of downloading.
 
     A run binds this to its own registry (``TaskDescription.resolve_metadata``); there is no
     second, process-wide registry.
@@ -135,7 +147,10 @@ def resolve_metadata(
     text = str(reference)
     names = plugins.registry.names("metadata")
     if text in names:
-        return plugins.create("metadata", text, dict(params or {})).load()
+        loader = plugins.create("metadata", text, dict(params or {}))
+        if local_only and isinstance(loader, LocalMetaDataLoader) and not loader.is_converted():
+            raise MetaDataNotLocal(f"meta-data {text!r} is not converted on this machine yet")
+        return loader.load()
     folder = Path(text).expanduser()
     if is_metadata_folder(folder):
         if params:
@@ -147,28 +162,11 @@ def resolve_metadata(
     )
 
 
-class MetaDataNotLocal(DatasetError):
-    """A registered meta-data source not converted on this machine yet: loading it would
-    download its package (see :func:`local_metadata_resolver`)."""
-
-
 def local_metadata_resolver(plugins: Plugins) -> MetaDataResolver:
     """:func:`resolve_metadata` that never downloads, for ``automl validate``: a registered
-    source not converted here yet (its loader's ``is_converted()`` says so) raises
-    :class:`MetaDataNotLocal`, and the check that needed it is left to the run."""
-
-    def resolve(
-        reference: str | Path | MetaData, params: Mapping[str, Any] | None = None
-    ) -> MetaData:
-        text = str(reference)
-        if not isinstance(reference, MetaData) and text in plugins.registry.names("metadata"):
-            loader = plugins.create("metadata", text, dict(params or {}))
-            if isinstance(loader, LocalMetaDataLoader) and not loader.is_converted():
-                raise MetaDataNotLocal(f"meta-data {text!r} is not converted on this machine yet")
-            return loader.load()
-        return resolve_metadata(reference, params, plugins)
-
-    return resolve
+    source not converted here yet raises :class:`MetaDataNotLocal`, and the check that needed
+    it is left to the run."""
+    return functools.partial(resolve_metadata, plugins=plugins, local_only=True)
 
 
 def metadata_resolver(plugins: Plugins) -> MetaDataResolver:
