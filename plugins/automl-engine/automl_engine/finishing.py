@@ -318,17 +318,25 @@ def save_final_model(
     saved: dict[str, Any],
     finishing: Finishing,
 ) -> None:
-    """Refit the final model on all training rows, score it on the ``test`` rows, save it
-    with ``saved`` (what ``automl predict`` checks: features, target) and the recipe.
+    """Refit the final model on all training rows (a bagged search: its members' fold models
+    as they are), score it on the ``test`` rows, save it with ``saved`` (what ``automl
+    predict`` checks: features, target) and the recipe.
 
-    Under a deadline the best trial is refitted first, whether it is a member or not: it is
+    Under a deadline a best trial whose refit (or saving, bagged) would not end in time gives
+    way to the best trial whose does (:func:`refit_fallback`), alone. The best trial is refitted first, whether it is a member or not: it is
     the model saved when the deadline leaves too little time for the chosen one. When a
     member could not be refitted in time, the choice is made again over those that were
     (with time left; once the deadline has passed, the best trial alone)."""
     evaluator, deadline = chooser.evaluator, finishing.deadline
+    best = chooser.history.best(1)[0]
+    if deadline is not None:  # refitted, or bagged (its fold models saved): within the time
+        fallback = refit_fallback(
+            chooser.history.best(ENSEMBLE_POOL), evaluator, deadline - time.monotonic()
+        )
+        if fallback.trial.id != best.trial.id:
+            choice = _instead_of_best(summary, best, fallback, evaluator, deadline)
+            best = fallback
     if evaluator.fold_models is not None:
-        if deadline is not None:  # as for a refit: the best trial gives way to one that fits
-            choice = _bagged_within(summary, chooser, choice, deadline)
         bagged = bagged_model(choice, evaluator, summary)
         if bagged is not None:
             _save(summary, bagged, test, saved, finishing)
@@ -337,14 +345,6 @@ def save_final_model(
             # could use, and it refits what it lacks
             evaluator.fold_models.keep_only(t.trial.id for t in choice.members)
             return
-    best = chooser.history.best(1)[0]
-    if deadline is not None:
-        fallback = refit_fallback(
-            chooser.history.best(ENSEMBLE_POOL), evaluator, deadline - time.monotonic()
-        )
-        if fallback.trial.id != best.trial.id:
-            choice = _instead_of_best(summary, best, fallback, evaluator, deadline)
-            best = fallback
     plan, weights, first = list(choice.members), np.asarray(choice.weights, dtype=float), None
     if deadline is not None:
         plan, weights = refit_plan(choice.members, choice.weights, best)
@@ -436,24 +436,6 @@ def refit_fallback(
     estimates = [refit_estimate(t, evaluator) for t in ranked]
     limit = max(seconds_left, min(estimates)) + FINISH_OVERHEAD_S
     return next(t for t, e in zip(ranked, estimates, strict=True) if e <= limit)
-
-
-def _bagged_within(
-    summary: RunSummary, chooser: FinalModelChooser, choice: FinalChoice, deadline: float
-) -> FinalChoice:
-    """A bagged search's choice under a deadline: unchanged when the best trial's fold
-    models can be saved in time (the choice's other members were already kept to what
-    fits), else the best trial whose saving fits, alone (:func:`refit_fallback`, with the
-    bagged estimate): the search kept back only that trial's time
-    (:func:`~automl_engine.loop.finish_reserve`), so saving the best would overrun."""
-    evaluator = chooser.evaluator
-    ranked = chooser.history.best(ENSEMBLE_POOL)
-    if not ranked:
-        return choice
-    fallback = refit_fallback(ranked, evaluator, deadline - time.monotonic())
-    if fallback.trial.id == ranked[0].trial.id:
-        return choice
-    return _instead_of_best(summary, ranked[0], fallback, evaluator, deadline)
 
 
 def _instead_of_best(
