@@ -322,10 +322,11 @@ def save_final_model(
     as they are), score it on the ``test`` rows, save it with ``saved`` (what ``automl
     predict`` checks: features, target) and the recipe.
 
-    Under a deadline a best trial whose refit (or saving, bagged) would not end in time gives
-    way to the best trial whose does (:func:`refit_fallback`), alone. The best trial is refitted first, whether it is a member or not: it is
-    the model saved when the deadline leaves too little time for the chosen one. When a
-    member could not be refitted in time, the choice is made again over those that were
+    Under a deadline a best trial whose refit (or saving, bagged) would not end in time
+    gives way to the best trial whose does (:func:`refit_fallback`), alone. The best trial
+    is refitted first, whether it is a member or not: it is the model saved when the
+    deadline leaves too little time for the chosen one. When a member could not be refitted
+    in time, the choice is made again over those that were
     (with time left; once the deadline has passed, the best trial alone)."""
     evaluator, deadline = chooser.evaluator, finishing.deadline
     best = chooser.history.best(1)[0]
