@@ -17,12 +17,10 @@ holds some tasks only in part; ``automl compare`` then ranks those on one seed).
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 import pandas as pd
-
-PATH_COLUMNS = ("run_dir", "curve")
+from merge_results import read_rows
 
 
 def parse_source(text: str) -> tuple[Path, dict[str, str], bool]:
@@ -43,9 +41,7 @@ def parse_source(text: str) -> tuple[Path, dict[str, str], bool]:
 
 
 def relabelled(folder: Path, labels: dict[str, str], keep_rest: bool, out: Path) -> pd.DataFrame:
-    rows = pd.read_csv(folder / "results.csv", dtype=str, keep_default_na=False)
-    for column in PATH_COLUMNS:
-        rows[column] = [os.path.relpath(folder / v, out) if v else "" for v in rows[column]]
+    rows = read_rows(folder, out)
     kept = rows["variant"].isin(labels) | (keep_rest & ~rows["variant"].isin(labels.values()))
     rows = rows[kept].copy()
     rows["variant"] = [labels.get(v, v) for v in rows["variant"]]

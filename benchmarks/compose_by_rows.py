@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 from pathlib import Path
 
 import pandas as pd
+from merge_results import read_rows
 
 TRAIN_ROWS_FILE = "train_rows.csv"
-PATH_COLUMNS = ("run_dir", "curve")
 
 
 def train_rows_from_histories(folder: Path) -> pd.DataFrame:
@@ -81,12 +80,7 @@ def main() -> None:
     if None in (args.rows, args.below, args.above, args.label, args.out):
         parser.error("--rows, --below, --above, --label and --out are needed to compose")
     args.out.mkdir(parents=True, exist_ok=True)
-    results = pd.read_csv(args.ablation / "results.csv", dtype=str, keep_default_na=False)
-    for column in PATH_COLUMNS:  # paths relative to the new folder
-        results[column] = [
-            os.path.relpath(args.ablation / value, args.out) if value else ""
-            for value in results[column]
-        ]
+    results = read_rows(args.ablation, args.out)  # paths relative to the new folder
     train_rows = pd.read_csv(args.ablation / TRAIN_ROWS_FILE)
     out = compose(results, train_rows, args.rows, args.below, args.above, args.label)
     out.to_csv(args.out / "results.csv", index=False)
