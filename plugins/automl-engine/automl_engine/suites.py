@@ -90,5 +90,10 @@ def run_suite(
         mean_normalised_regret=float(np.mean(regrets)) if regrets else None,
         elapsed=time.monotonic() - started,
     )
-    (run_dir / SUITE_FILE).write_text(json.dumps(asdict(summary), indent=2, default=str))
+    # each run as its own summary.json has it (RunSummary.to_record: no in-process model)
+    record = {
+        **asdict(replace(summary, runs={})),
+        "runs": {n: r.to_record() for n, r in runs.items()},
+    }
+    (run_dir / SUITE_FILE).write_text(json.dumps(record, indent=2, default=str))
     return summary

@@ -411,6 +411,8 @@ def test_suite_runs_each_dataset_of_the_split_once(trees_folder, plugins, tmp_pa
     assert suite.mean_normalised_regret == pytest.approx(np.mean(regrets))
     stored = json.loads((tmp_path / "suite" / SUITE_FILE).read_text())
     assert stored["mean_normalised_regret"] == pytest.approx(suite.mean_normalised_regret)
+    assert stored["runs"]["digits"] == suite.runs["digits"].to_record()  # as its summary.json
+    assert "model" not in stored["runs"]["digits"]
     saved = yaml.safe_load((tmp_path / "suite" / "digits" / "recipe.yaml").read_text())
     assert saved["task"]["dataset"] == "digits" and "suite" not in saved["task"]
     before = {d: untouched(tmp_path / "suite" / d) for d in suite.runs}
