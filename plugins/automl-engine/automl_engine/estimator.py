@@ -397,7 +397,7 @@ class _AutoMLEstimator(BaseEstimator):
             )
         if summary.model is not None:  # the model the run saved, as it is in memory
             self.model_: TrainedModel = summary.model
-        else:
+        else:  # a plugin's finishing phase (run_finishing) may return a summary without it
             allowed = declared_model_types(plugins)
             self.model_ = load_saved_model(run_dir, allowed=allowed)["model"]
         self.run_summary_ = summary
