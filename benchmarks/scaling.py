@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
 sys.path.insert(0, str(HERE))
 
-from smbo_overhead import PROBLEMS, levy, strategy_of  # noqa: E402
+from smbo_overhead import PROBLEMS, strategy_of  # noqa: E402
 
 from automl_core.contracts import Evaluator, Executor  # noqa: E402
 from automl_core.plugins import load_plugins  # noqa: E402
@@ -57,7 +57,7 @@ class SleepingLevy(Evaluator):
 
     def evaluate(self, trial: Trial) -> Result:
         time.sleep(self.seconds)
-        objective = PROBLEMS[self.problem][1] or levy
+        objective = PROBLEMS[self.problem][1]
         return Result(Status.OK, objective(trial.config))
 
 
@@ -119,7 +119,7 @@ def latency(spec: str, trials: int) -> dict[int, float]:
     """Median ask + tell seconds around each checkpoint, the strategy alone."""
     problem = problem_of(spec)
     strategy = strategy_of(spec, load_plugins(), PROBLEMS[problem][0](), seed=0)
-    objective = PROBLEMS[problem][1] or levy
+    objective = PROBLEMS[problem][1]
     times = []
     for i in range(trials):
         tick = time.perf_counter()

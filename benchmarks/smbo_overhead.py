@@ -78,10 +78,6 @@ def levy_choice(config: dict) -> float:
     return levy(inputs) + (0.5 if name == "b" else 0.0)
 
 
-#: the problems: (space, loss of a configuration)
-PROBLEMS = {"levy": (levy_space, None), "choice": (levy_choice_space, levy_choice)}
-
-
 def levy(config: dict) -> float:
     """The Levy function, its domain [-10, 10]^d mapped to [0, 1]^d; minimum 0."""
     x = np.array([config[f"problem:x{i}"] for i in range(DIMENSIONS)]) * 20 - 10
@@ -89,6 +85,10 @@ def levy(config: dict) -> float:
     body = (w[:-1] - 1) ** 2 * (1 + 10 * np.sin(np.pi * w[:-1] + 1) ** 2)
     tail = (w[-1] - 1) ** 2 * (1 + np.sin(2 * np.pi * w[-1]) ** 2)
     return float(np.sin(np.pi * w[0]) ** 2 + body.sum() + tail)
+
+
+#: the problems: (space, loss of a configuration)
+PROBLEMS = {"levy": (levy_space, levy), "choice": (levy_choice_space, levy_choice)}
 
 
 def strategy_of(spec: str, plugins: Plugins, space: PipelineSpace, seed: int):
@@ -114,7 +114,6 @@ def time_strategy(
 ) -> tuple[list, list]:
     """Seconds of ask + tell for each trial, and the losses found."""
     make_space, objective = PROBLEMS[problem]
-    objective = objective or levy
     space = make_space()
     strategy = strategy_of(spec, plugins, space, seed)
     times, losses = [], []
