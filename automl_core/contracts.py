@@ -334,6 +334,22 @@ class SearchContext:
     #: time (strategies that size an initial design read it, e.g. from the rate at which
     #: results arrive; the run loop still owns the budget).
     time_budget: float | None = None
+    #: How many configurations the run loop proposes before this strategy's first ask (the
+    #: warm start's valid ones, unless the strategy ``serves_warm_start`` itself): their
+    #: results are told like those of the strategy's own trials. A strategy that sizes an
+    #: initial design counts them in.
+    served_first: int = 0
+
+    def new_surrogate(self) -> Surrogate:
+        """A fresh surrogate from the recipe's ``search.surrogate``. Validation refuses a
+        recipe without one for a strategy whose ``surrogate_use`` is ``"required"``; this
+        error is for a strategy set up by hand without it."""
+        if self.surrogate_factory is None:
+            raise ValueError(
+                "this search strategy needs a surrogate: name one in the recipe, e.g. "
+                "search: {name: smbo, surrogate: rf}"
+            )
+        return self.surrogate_factory()
 
     def warm_start_configs(self) -> list[dict[str, Any]]:
         """The warm start's configurations that are valid in the space, validated, in order.
@@ -357,6 +373,12 @@ class SearchStrategy(abc.ABC):
     The run loop may call ``ask`` several times before the first ``tell`` (parallel workers),
     and results may arrive in any order. ``ask`` returns ``None`` when the strategy has nothing
     left to propose (e.g. a finite pool is exhausted); the run then ends.
+
+    The loop owns two rules every strategy would otherwise repeat (as Optuna's
+    ``enqueue_trial`` does): the warm start's configurations are proposed by the loop before
+    the strategy is first asked, and told to it like its own trials; and a proposal of a
+    configuration the run already tried at that budget is refused, and the strategy asked
+    again.
     """
 
     context: SearchContext
@@ -372,6 +394,11 @@ class SearchStrategy(abc.ABC):
     #: The space kinds the strategy searches (``"pipeline"``, ``"pool"``): the conformance
     #: kit (:mod:`automl_engine.testing`) checks it on each.
     space_kinds: ClassVar[frozenset[str]] = frozenset({"pipeline", "pool"})
+    #: Whether the strategy places the warm start's configurations itself
+    #: (``SearchContext.warm_start_configs``): successive halving races them at its lowest
+    #: budget, SMAC3 puts them in its initial design. Otherwise the run loop proposes them
+    #: first, in order.
+    serves_warm_start: ClassVar[bool] = False
 
     def setup(self, context: SearchContext) -> None:
         """Called once before the first ``ask``."""

@@ -17,7 +17,8 @@ SAMPLE_BATCH, LARGEST_SAMPLE_BATCH = 64, 512
 
 
 class RandomSearch(SearchStrategy):
-    """Uniform samples from the space, after the warm start's configurations (if any).
+    """Uniform samples from the space (after the warm start's configurations, which the run
+    loop proposes first), the space's default first when ``include_default``.
 
     Configurations already proposed are not proposed again; when ``max_retries`` samples in a
     row are all duplicates the space is taken as exhausted and ``ask`` returns ``None``.
@@ -41,7 +42,6 @@ class RandomSearch(SearchStrategy):
         default = typed.default() if self.include_default and typed is not None else None
         if default is not None:  # a pool has none; a space of only configurations neither
             self.queue.append(Candidate(default, origin="default"))
-        self.queue += [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
 
     def ask(self) -> Candidate | None:
         while self.queue:

@@ -7,7 +7,6 @@ import pytest
 from scipy.stats import norm
 
 from automl_spaces.acquisition import (
-    check_pending_lie,
     constant_liar_targets,
     expected_improvement,
     failures_as_worst,
@@ -47,9 +46,3 @@ def test_running_trials_get_a_constant_lie(rule, lie):
     targets = constant_liar_targets(losses, 2, rule)
     assert targets == pytest.approx([0.3, 0.1, 0.5, lie, lie])
     assert constant_liar_targets(losses, 0, rule) is losses
-
-
-def test_an_unknown_pending_lie_is_refused_by_name():
-    assert check_pending_lie("min") == "min"
-    with pytest.raises(ValueError, match=r"smbo: pending_lie must be one of .*'median'"):
-        check_pending_lie("median", "smbo")

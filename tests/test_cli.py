@@ -109,7 +109,7 @@ def test_plugins_lists_the_named_recipes_with_their_descriptions(capsys):
     lines = capsys.readouterr().out.splitlines()
     for name in ("default-classification", "default-regression"):
         (line,) = [line for line in lines if line.strip().startswith(name)]
-        assert "automl-engine" in line and "The estimators' default" in line
+        assert "automl 0.1.0" in line and "The estimators' default" in line
 
 
 class QuickRecipe:

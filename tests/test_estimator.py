@@ -481,28 +481,11 @@ def test_ensemble_size_sets_or_removes_the_recipes_ensemble():
 # ---------------------------------------------------------------------------------------------
 
 
-def test_the_engine_registers_its_default_recipes():
-    plugins = load_plugins(entry_points=False)
-    assert plugins.registry.names("recipe") == ["default-classification", "default-regression"]
-    for name, task in (
-        ("default-classification", "classification"),
-        ("default-regression", "regression"),
-    ):
-        registration = plugins.get("recipe", name)
-        assert registration.origin.distribution == "automl-engine"
-        assert registration.description.startswith("The estimators' default")
-        recipe = parse_recipe(registration.obj)
-        assert recipe.task.type == task and recipe.space.name == f"autosklearn-{task}"
-        assert recipe.search.strategy.name == "mcts" and recipe.search.surrogate.name == "rf"
-        assert recipe.ensemble.name == "caruana"  # issue 44's grid: docs/recipes.md
-        assert recipe.executor.name == "processes"
-        assert recipe.task.policy.name == "bagged-by-rows"  # bagged on small data
-    classification = parse_recipe(plugins.get("recipe", "default-classification").obj)
-    assert classification.task.policy.params["max_bagged_rows"] == 500
-    assert classification.warmstart.starter.name == "portfolio"
-    assert classification.warmstart.optional
-    regression = parse_recipe(plugins.get("recipe", "default-regression").obj)
-    assert regression.warmstart is None  # no regression meta-data to build a portfolio from
+def test_without_the_automl_distribution_the_default_recipe_says_what_to_install():
+    """The engine names no plugin, so it ships no default recipe (they name mcts, rf...):
+    the estimator's default then fails saying where the defaults come from."""
+    with pytest.raises(RecipeError, match="pip install automl"):
+        AutoMLClassifier()._base_recipe(load_plugins(entry_points=False, defaults=False))
 
 
 def test_the_default_recipes_name_installed_components():

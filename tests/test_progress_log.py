@@ -101,7 +101,9 @@ def test_a_read_only_history_sees_a_live_writer(tmp_path):
     writer.close()
 
 
-def test_a_plugin_command_that_is_not_installed_names_its_distribution():
+def test_a_plugin_command_that_is_not_installed_says_how_to_get_it():
     bare = load_plugins(entry_points=False)
-    with pytest.raises(AutoMLError, match=r"comes with automl-report, which is not installed"):
+    with pytest.raises(
+        AutoMLError, match=r"'automl report' is not a command here.*pip install automl` installs"
+    ):
         run_plugin_command(["report", "somewhere"], plugins=bare)

@@ -214,16 +214,20 @@ class FixedWarmStarter(WarmStarter):
 
     def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
         FixedWarmStarter.seen_tasks.append(task)
-        configs = [
-            {
-                "rescaling:__choice__": "standardize",
-                "classifier:__choice__": "decision_tree",
-                "classifier:decision_tree:max_depth": depth,
-                "classifier:decision_tree:min_samples_leaf": 1,
-            }
-            for depth in (2, 4, 6)
-        ]
-        return WarmStart(configs[:n])
+        return WarmStart(fixed_warm_start()[:n])
+
+
+def fixed_warm_start() -> list[dict[str, Any]]:
+    """The ``fixed`` warm-starter's configurations: decision trees of depth 2, 4 and 6."""
+    return [
+        {
+            "rescaling:__choice__": "standardize",
+            "classifier:__choice__": "decision_tree",
+            "classifier:decision_tree:max_depth": depth,
+            "classifier:decision_tree:min_samples_leaf": 1,
+        }
+        for depth in (2, 4, 6)
+    ]
 
 
 class SlowWarmStarter(WarmStarter):

@@ -107,14 +107,9 @@ class OptunaTPE(SearchStrategy):
         self.proposed: set[str] = set()
         self.worst_loss: float | None = None
         self.held: list[OptunaTrial] = []
-        self.warm = context.warm_start_configs()
 
     # -- ask -------------------------------------------------------------------------------------
     def ask(self) -> Candidate | None:
-        while self.warm:
-            config = self.warm.pop(0)
-            if self._key(config) not in self.proposed:
-                return self._propose(config, self._trial_for(config), "warmstart")
         if isinstance(self.adapter, PoolAdapter):
             return self._ask_pool(self.adapter)
         return self._ask_pipeline(self.adapter)

@@ -16,6 +16,7 @@ from peer_checks import check_oboe_run, check_pipeline_run, grid_pool, ok, pool_
 from automl_core.contracts import SearchContext, WarmStart
 from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
+from automl_engine.proposals import start
 from automl_optuna.adapters import condition_holds, topological_order
 from automl_optuna.strategy import OptunaTPE
 from automl_spaces.pipeline_space import PipelineSpace
@@ -156,15 +157,17 @@ def test_pool_search_learns_and_tells_optuna_the_candidates():
 def test_warm_start_goes_first_and_is_not_proposed_again():
     space = grid_pool()
     warm = [{"candidate": 12}, {"candidate": 7}, {"candidate": 3}]  # 7 is not offered
-    strategy = strategy_on(space, warm=warm, n_startup_trials=4)
+    strategy = OptunaTPE(n_startup_trials=4)  # the run loop serves the warm start
+    proposals = start(strategy, SearchContext(space=space, seed=0, warm_start=WarmStart(warm)))
     asked = []
     for trial_id in range(10):
-        candidate = strategy.ask()
+        candidate = proposals.ask()
         asked.append(candidate)
         strategy.tell(Trial(trial_id, candidate.config), ok(pool_loss(space, candidate.config)))
     assert [c.config for c in asked[:2]] == [{"candidate": 12}, {"candidate": 3}]
     assert [c.origin for c in asked[:2]] == ["warmstart", "warmstart"]
     assert len({c.config["candidate"] for c in asked}) == 10
+    assert proposals.refused == 0  # TPE never proposed the warm start's again itself
 
 
 def test_failures_are_told_as_the_worst_finite_loss():

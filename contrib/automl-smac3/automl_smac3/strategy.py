@@ -80,6 +80,8 @@ class SMAC3(SearchStrategy):
     """
 
     surrogate_use = "unused"
+    #: the warm start's configurations open SMAC's initial design (WarmStartFirstSobolDesign)
+    serves_warm_start = True
 
     def __init__(
         self,

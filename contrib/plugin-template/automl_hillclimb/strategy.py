@@ -36,14 +36,9 @@ class HillClimbing(SearchStrategy):
         self.rng = np.random.default_rng(context.seed)
         self.best: tuple[float, dict] | None = None
         self.seen: set[str] = set()
-        self.warm_start = context.warm_start_configs()  # asked first, in order
         self.sampler = UnseenSampler(self.space)  # random restarts never repeat a proposal
 
     def ask(self) -> Candidate | None:
-        while self.warm_start:
-            config = self.warm_start.pop(0)
-            if self._claim(config):
-                return Candidate(config, origin="warmstart")
         best = self.best
         if best is not None and self.rng.random() >= self.restart_probability:
             for config in self.space.neighbours(best[1], self.rng, n=8):

@@ -45,14 +45,6 @@ from automl_engine.validation import check_benchmark, check_recipe
 
 #: The commands of the core itself; any other is a plugin's (``register_commands``).
 CORE_COMMANDS = ("run", "resume", "validate", "plugins", "show", "predict")
-#: Commands that come with a distribution of their own, named when it is not installed.
-PROVIDED_BY = {
-    "ablate": "automl-bench",
-    "compare": "automl-bench",
-    "data": "automl-metadata",
-    "report": "automl-report",
-    "dashboard": "automl-report",
-}
 #: The help of command groups the core's users know; a plugin may start any other group
 #: (``"name action"``), which gets a generic help. A group exists once a plugin adds an
 #: action to it.
@@ -67,8 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # plugins' commands are looked up only for a command the core does not have (or help)
     plugins = None if command in CORE_COMMANDS else load_plugins()
     parser = build_parser(plugins)
-    if plugins is not None and command in PROVIDED_BY and command not in _registered(parser):
-        print(f"error: {missing_command(command)}", file=sys.stderr)
+    if plugins is not None and command is not None and command not in _registered(parser):
+        print(f"error: {missing_command(command, _registered(parser))}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
     args.started = started
@@ -110,15 +102,15 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
-def missing_command(command: str) -> str:
-    """Why ``automl COMMAND`` is not there, and the distribution to install for it."""
-    distribution = PROVIDED_BY.get(command)
-    if distribution is None:
-        return f"no plugin provides the command 'automl {command}' (see `automl plugins`)"
+def missing_command(command: str, available: set[str]) -> str:
+    """Why ``automl COMMAND`` is not there: neither the engine nor a loaded plugin has it.
+    The engine names no plugin, so it cannot say which one would; the ``automl``
+    distribution installs every command of the project's own plugins."""
     return (
-        f"'automl {command}' comes with {distribution}, which is not installed (or failed to "
-        f"load: see `automl plugins`): pip install {distribution} (in this repository: pip "
-        f"install -e plugins/{distribution})"
+        f"'automl {command}' is not a command here (the commands: {', '.join(sorted(available))}"
+        "); a plugin that would provide it is not installed or failed to load (see `automl "
+        "plugins`): `pip install automl` installs every command of automl-core's own plugins "
+        "(in this repository: make install)"
     )
 
 
@@ -129,7 +121,7 @@ def run_plugin_command(argv: Sequence[str], plugins: Plugins | None = None) -> i
     to install."""
     parser = build_parser(plugins if plugins is not None else load_plugins())
     if not argv or argv[0] not in _registered(parser):
-        raise AutoMLError(missing_command(argv[0] if argv else ""))
+        raise AutoMLError(missing_command(argv[0] if argv else "", _registered(parser)))
     args = parser.parse_args(list(argv))
     return int(args.handler(args))
 

@@ -31,6 +31,7 @@ from automl_core.space import SearchSpace, by_kind
 from automl_engine.dataset import Dataset
 from automl_engine.finishing import FINISH_OVERHEAD_S
 from automl_engine.history import RunHistory
+from automl_engine.proposals import Proposals, start
 from automl_engine.recipe import ComponentRef, Recipe, check_names, component_refs
 from automl_engine.tasks import Task, build_task
 from automl_engine.validation import check_fidelity, seeded_params
@@ -48,6 +49,8 @@ class Setup:
     #: The strategy as run: the recipe's, or the one a policy switched to.
     strategy_ref: ComponentRef
     executor: Executor
+    #: What the loop runs: the warm start's configurations, then the strategy's proposals.
+    proposals: Proposals
     warm_start: WarmStart | None = None
     #: The threads a trial runs on: the executor's ``threads_per_trial``; None when it does
     #: not say (one is assumed for the pipelines it builds).
@@ -95,24 +98,33 @@ def prepare(
     check_fidelity(plugins, strategy_ref, task.fidelity)
     strategy = plugins.create("search_strategy", strategy_ref.name, strategy_ref.params)
     _check_space_kind(strategy, strategy_ref, task.space)
-    strategy.setup(
-        SearchContext(
-            space=task.space,
-            seed=recipe.seed,
-            surrogate_factory=_surrogate_factory(recipe, plugins),
-            warm_start=warm_start,
-            fidelity=task.fidelity,
-            task=task.description,
-            trial_budget=recipe.budget.trials,
-            time_budget=_time_left(recipe.budget.wall_time, spent, deadline),
-        )
+    context = SearchContext(
+        space=task.space,
+        seed=recipe.seed,
+        surrogate_factory=_surrogate_factory(recipe, plugins),
+        warm_start=warm_start,
+        fidelity=task.fidelity,
+        task=task.description,
+        trial_budget=recipe.budget.trials,
+        time_budget=_time_left(recipe.budget.wall_time, spent, deadline),
     )
+    proposals = start(strategy, context)
     clock.lap("the search strategy")
     executor = plugins.create("executor", recipe.executor.name, recipe.executor.params)
     _apply_limits(executor, recipe)
-    threads = getattr(executor, "threads_per_trial", None)  # Executor.threads_per_trial
+    threads = executor.threads_per_trial
     task.use_threads(threads or 1)
-    return Setup(recipe, task, strategy, strategy_ref, executor, warm_start, threads, clock.laps)
+    return Setup(
+        recipe,
+        task,
+        strategy,
+        strategy_ref,
+        executor,
+        proposals,
+        warm_start,
+        threads,
+        clock.laps,
+    )
 
 
 class SetupClock:

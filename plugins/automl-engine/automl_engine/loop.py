@@ -14,16 +14,15 @@ import traceback
 import warnings
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Any
 
 from automl_core.contracts import SearchStrategy
-from automl_core.errors import AutoMLError
 from automl_core.space import SearchSpace
 from automl_core.trial import Candidate, Result, Status, Trial
 from automl_engine.compose import Setup
 from automl_engine.finishing import ENSEMBLE_POOL
 from automl_engine.history import RunHistory, StoredTrial, rank_key
 from automl_engine.observers import Observers
+from automl_engine.proposals import Proposals, call_plugin
 from automl_engine.run_folder import ELAPSED, RunInfo
 
 #: Near the end of the search (less time left than is kept back for finishing), the
@@ -146,10 +145,10 @@ def search(
                 if stopped:
                     break
                 asking = time.monotonic()
-                candidate = call_plugin("search strategy", "ask", setup.strategy.ask)
+                candidate = setup.proposals.ask()
                 budget.record_ask(time.monotonic() - asking)
                 if candidate is None:
-                    stopped = "search space exhausted"
+                    stopped = setup.proposals.ended
                     break
                 trial = Trial.from_candidate(asked, candidate)
                 asked += 1
@@ -244,8 +243,7 @@ def replay(setup: Setup, history: RunHistory) -> list[Trial]:
     told = sorted((t for t in stored if t.tell_order is not None), key=lambda t: t.tell_order or 0)
     if told:
         differed = replay_calls(
-            setup.strategy,
-            setup.space,
+            setup.proposals,
             [t.trial for t in stored],
             [(t.trial, t.result(), t.asked_at_tell or 0) for t in told],
         )
@@ -259,22 +257,24 @@ def replay(setup: Setup, history: RunHistory) -> list[Trial]:
     untold = [t for t in stored if t.finished and t.tell_order is None]
     for trial in untold:  # cut at the wall time, or from an older history: results only
         call_plugin("search strategy", "tell", setup.strategy.tell, trial.trial, trial.result())
+    for trial in stored:  # whatever the replay proposed, the run never repeats one of these
+        setup.proposals.mark_tried(trial.trial)
     history.set_meta("resumed_at", [*history.get_meta("resumed_at", []), time.time()])
     return [t.trial for t in history.running()]
 
 
 def replay_calls(
-    strategy: SearchStrategy,
-    space: SearchSpace,
+    proposals: Proposals,
     asked: list[Trial],
     told: list[tuple[Trial, Result, int]],
 ) -> list[int]:
-    """Call ``strategy`` as an interrupted run did: ``asked`` are its trials in the order
-    they were asked for, ``told`` the results in the order they were told, each with how
-    many trials had been asked by then. The strategy's asks are made again (and compared
-    with the trials asked) and each result told after the same asks as before; then the
-    asks of the trials still running. Returns the ids of the trials whose ask proposed
-    something else this time."""
+    """Call the strategy behind ``proposals`` as an interrupted run did: ``asked`` are its
+    trials in the order they were asked for, ``told`` the results in the order they were
+    told, each with how many trials had been asked by then. The asks are made again (the
+    warm start served as before, the strategy's compared with the trials asked) and each
+    result told after the same asks as before; then the asks of the trials still running.
+    Returns the ids of the trials whose ask proposed something else this time."""
+    strategy, space = proposals.strategy, proposals.space
     differed: list[int] = []
     position = 0
     exhausted = False
@@ -287,7 +287,7 @@ def replay_calls(
             if exhausted:
                 differed.append(original.id)
                 continue
-            candidate = call_plugin("search strategy", "ask", strategy.ask)
+            candidate = proposals.ask()
             exhausted = candidate is None
             if candidate is None or not _same(space, candidate, original):
                 differed.append(original.id)
@@ -313,22 +313,6 @@ def close_strategy(strategy: SearchStrategy) -> None:
         warnings.warn(
             f"the search strategy failed to close:\n{traceback.format_exc()}", stacklevel=2
         )
-
-
-class StrategyError(AutoMLError):
-    """A plugin component raised inside the loop."""
-
-
-def call_plugin(what: str, method: str, function: Any, *args: Any) -> Any:
-    """``function(*args)``; an exception becomes a :class:`StrategyError` naming ``what``
-    raised in ``method``, with its traceback."""
-    try:
-        return function(*args)
-    except Exception as error:
-        raise StrategyError(
-            f"the {what} raised in {method}(): {type(error).__name__}: {error}\n"
-            + "".join(traceback.format_exception(type(error), error, error.__traceback__))
-        ) from error
 
 
 def _result_of(future: Future[Result]) -> Result:

@@ -225,8 +225,12 @@ def read_recipe(reference: str | Path, plugins: Plugins | None = None) -> dict[s
         name,
         "an existing recipe file or a registered recipe name",
         f"No such file (looked from {str(Path.cwd())!r}) and no such recipe; "
-        f"registered recipes: {', '.join(plugins.registry.names('recipe')) or '(none)'}",
+        f"registered recipes: {', '.join(plugins.registry.names('recipe')) or NO_RECIPES}",
     )
+
+
+#: What a list of registered recipes says when it is empty.
+NO_RECIPES = "(none: the default recipes come with the `automl` distribution, pip install automl)"
 
 
 def named_recipe(name: str, plugins: Plugins, path: str = "recipe") -> dict[str, Any]:
@@ -236,7 +240,7 @@ def named_recipe(name: str, plugins: Plugins, path: str = "recipe") -> dict[str,
         registration = plugins.get("recipe", name)
     except UnknownComponentError as error:
         hint = f"Did you mean {', '.join(map(repr, error.close))}? " if error.close else ""
-        hint += f"Registered recipes: {', '.join(error.known) if error.known else '(none)'}"
+        hint += f"Registered recipes: {', '.join(error.known) if error.known else NO_RECIPES}"
         raise RecipeError(path, name, "a registered recipe name", hint) from None
     except PluginError as error:
         raise RecipeError(

@@ -29,9 +29,10 @@ from automl_engine.build_once import BuildOnce
 from automl_engine.compose import prepare, record_setup
 from automl_engine.dataset import Dataset
 from automl_engine.history import RunHistory
-from automl_engine.loop import StrategyError, close_strategy, replay
+from automl_engine.loop import close_strategy, replay
 from automl_engine.observers import Observers
 from automl_engine.phases import finalise, with_engine_phases
+from automl_engine.proposals import StrategyError
 from automl_engine.recipe import Recipe
 from automl_engine.run_folder import (
     HISTORY_FILE,

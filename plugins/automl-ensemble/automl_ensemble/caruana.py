@@ -29,17 +29,19 @@ as in auto-sklearn; with it, the ensemble returned holds at least the initial mo
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Callable, Sequence
 
+import attrs
 import numpy as np
 
 from automl_core.contracts import Ensembler
+from automl_spaces.options import integer, plain_integer
 
 Loss = Callable[[np.ndarray, np.ndarray], float]
 
 
+@attrs.define(slots=False, eq=False)
 class CaruanaEnsemble(Ensembler):
     """Greedy forward ensemble selection with replacement.
 
@@ -57,18 +59,19 @@ class CaruanaEnsemble(Ensembler):
     returned (for inspection; the run loop uses only the weights).
     """
 
-    def __init__(self, size: int = 50, seed: int = 0, init: int = 0) -> None:
-        self.size = _integer("size", size, minimum=1)
-        self.seed = _integer("seed", seed, minimum=0)
-        self.init = _integer("init", init, minimum=0)
+    size: int = attrs.field(default=50, converter=plain_integer, validator=integer(at_least=1))
+    seed: int = attrs.field(default=0, converter=plain_integer, validator=integer(at_least=0))
+    init: int = attrs.field(default=0, converter=plain_integer, validator=integer(at_least=0))
+    order_: list[int] = attrs.field(factory=list, init=False)
+    trajectory_: list[float] = attrs.field(factory=list, init=False)
+    rounds_: int = attrs.field(default=0, init=False)
+
+    def __attrs_post_init__(self) -> None:
         if self.init > self.size:
             raise ValueError(
                 f"init must be at most size ({self.size}): the initial models are among "
-                f"the size selections, got init={init!r}"
+                f"the size selections, got init={self.init!r}"
             )
-        self.order_: list[int] = []
-        self.trajectory_: list[float] = []
-        self.rounds_ = 0
 
     def fit(self, predictions: Sequence[np.ndarray], y: np.ndarray, loss: Loss) -> np.ndarray:
         """Weights over ``predictions`` (each model's out-of-sample predictions on the rows
@@ -161,16 +164,6 @@ def _earliest_best_round(trajectory: list[float], start: int) -> int:
     later = np.asarray(trajectory[first - 1 :])
     lowest = later.min()
     return first + int(np.argmax(later <= lowest + 1e-12 * max(1.0, abs(lowest))))
-
-
-def _integer(name: str, value: object, minimum: int) -> int:
-    """A recipe's value as an int, refusing what YAML could give by mistake (``true``,
-    ``2.5``, ``"50"``) with the parameter's name, rather than failing later in a round."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
-    return int(value)
 
 
 def _stack(predictions: Sequence[np.ndarray], y: np.ndarray) -> np.ndarray:

@@ -218,14 +218,14 @@ def test_the_seed_makes_it_deterministic_and_decides_the_ties():
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"size": 0}, r"size must be at least 1, got 0"),
-        ({"size": -3}, r"size must be at least 1"),
-        ({"size": 2.5}, r"size must be an integer, got 2.5"),
-        ({"size": "50"}, r"size must be an integer, got '50'"),
-        ({"size": True}, r"size must be an integer, got True"),
-        ({"seed": -1}, r"seed must be at least 0"),
+        ({"size": 0}, r"size must be an integer >= 1, got 0"),
+        ({"size": -3}, r"size must be an integer >= 1"),
+        ({"size": 2.5}, r"size must be an integer >= 1, got 2.5"),
+        ({"size": "50"}, r"size must be an integer >= 1, got '50'"),
+        ({"size": True}, r"size must be an integer >= 1, got True"),
+        ({"seed": -1}, r"seed must be an integer >= 0"),
         ({"seed": 0.5}, r"seed must be an integer"),
-        ({"init": -1}, r"init must be at least 0"),
+        ({"init": -1}, r"init must be an integer >= 0"),
         ({"init": 6, "size": 5}, r"init must be at most size \(5\)"),
     ],
 )

@@ -20,12 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import attrs
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
 from automl_core.space import UnseenSampler
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_evolution.operators import PoolVariation, Variation, variation_for
+from automl_spaces.options import boolean, integer, optional, probability
 
 #: Tournament size unless the recipe sets one: a quarter of the default population, Real et
 #: al.'s ratio.
@@ -59,6 +61,7 @@ def tournament_winner(losses: Sequence[float], size: int, rng: np.random.Generat
     return int(entrants[np.argmin(np.asarray(losses, dtype=float)[entrants])])
 
 
+@attrs.define(slots=False, eq=False)
 class Evolution(SearchStrategy):
     """Regularised evolution with crossover over pipeline spaces and pools.
 
@@ -86,31 +89,19 @@ class Evolution(SearchStrategy):
 
     surrogate_use = "unused"
 
-    def __init__(
-        self,
-        population: int = 20,
-        tournament: int | None = None,
-        crossover: float = 0.2,
-        mutation_component: float = 0.3,
-        aging: bool = True,
-    ) -> None:
-        _check_integer("population", population, 2)
-        if tournament is None:
-            tournament = min(DEFAULT_TOURNAMENT, population)
-        _check_integer("tournament", tournament, 1)
-        if tournament > population:
+    population: int = attrs.field(default=20, validator=integer(at_least=2))
+    tournament: int | None = attrs.field(default=None, validator=optional(integer(at_least=1)))
+    crossover: float = attrs.field(default=0.2, validator=probability())
+    mutation_component: float = attrs.field(default=0.3, validator=probability())
+    aging: bool = attrs.field(default=True, validator=boolean())
+
+    def __attrs_post_init__(self) -> None:
+        if self.tournament is None:
+            self.tournament = min(DEFAULT_TOURNAMENT, self.population)
+        if self.tournament > self.population:
             raise ValueError(
-                f"tournament must be at most population ({population}), got {tournament}"
+                f"tournament must be at most population ({self.population}), got {self.tournament}"
             )
-        _check_probability("crossover", crossover)
-        _check_probability("mutation_component", mutation_component)
-        if not isinstance(aging, bool):
-            raise ValueError(f"aging must be true or false, got {aging!r}")
-        self.population = int(population)
-        self.tournament = int(tournament)
-        self.crossover = float(crossover)
-        self.mutation_component = float(mutation_component)
-        self.aging = aging
 
     # -- set-up ------------------------------------------------------------------------------
     def setup(self, context: SearchContext) -> None:
@@ -125,10 +116,10 @@ class Evolution(SearchStrategy):
         self.queue = self._initial_members(context)
 
     def _initial_members(self, context: SearchContext) -> list[Candidate]:
-        """The warm start's valid configurations, then random samples up to ``population``."""
+        """Random samples up to ``population``, of which the warm start the loop serves
+        first takes its share."""
         queue = []
-        queue += [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
-        missing = self.population - len(queue)
+        missing = self.population - context.served_first
         if missing > 0:
             queue += [Candidate(c, origin="random") for c in self.space.sample(self.rng, missing)]
         return queue
@@ -217,13 +208,3 @@ class Evolution(SearchStrategy):
         if self.aging:
             return 0
         return max(range(len(self.members)), key=lambda i: (self.members[i].loss, -i))
-
-
-def _check_integer(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer of at least {minimum}, got {value!r}")
-
-
-def _check_probability(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise ValueError(f"{name} must be a probability between 0 and 1, got {value!r}")

@@ -23,6 +23,7 @@ from automl_core.trial import Candidate, Result, Status, Trial
 from automl_engine.cli import main
 from automl_engine.history import RunHistory
 from automl_engine.metastore import save_metadata
+from automl_engine.proposals import start
 from automl_engine.run_folder import HISTORY_FILE
 from automl_evolution import plugin as evolution_plugin
 from automl_evolution.operators import (
@@ -124,9 +125,9 @@ def with_components(space: PipelineSpace, rng: np.random.Generator, **chosen: st
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"population": 1}, "population must be an integer of at least 2"),
+        ({"population": 1}, "population must be an integer >= 2"),
         ({"population": 2.5}, "population"),
-        ({"tournament": 0}, "tournament must be an integer of at least 1"),
+        ({"tournament": 0}, "tournament must be an integer >= 1"),
         ({"population": 6, "tournament": 7}, r"tournament must be at most population \(6\)"),
         ({"crossover": 1.5}, "crossover must be a probability"),
         ({"mutation_component": -0.1}, "mutation_component must be a probability"),
@@ -293,11 +294,12 @@ def test_warm_start_configurations_come_first(space, caplog):
     warm = space.sample(np.random.default_rng(9), 2)
     invalid = {CLASSIFIER: "no_such_classifier"}
     strategy = Evolution(population=5)
-    with caplog.at_level(logging.WARNING):
-        strategy.setup(
-            SearchContext(space=space, seed=0, warm_start=WarmStart([warm[0], invalid, warm[1]]))
+    with caplog.at_level(logging.WARNING):  # the run loop serves them; they fill the population
+        proposals = start(
+            strategy,
+            SearchContext(space=space, seed=0, warm_start=WarmStart([warm[0], invalid, warm[1]])),
         )
-    asked = [strategy.ask() for _ in range(6)]
+    asked = [proposals.ask() for _ in range(6)]
     assert [c.origin for c in asked[:2]] == ["warmstart", "warmstart"]
     assert [c.config for c in asked[:2]] == warm
     assert [c.origin for c in asked[2:]] == ["random"] * 4  # 3 to fill, then no parents yet

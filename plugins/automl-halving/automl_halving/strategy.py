@@ -23,12 +23,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import attrs
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_halving.sampler import NewConfigurations
-from automl_halving.schedule import Rung, check_eta, check_range, hyperband_brackets, rung_budgets
+from automl_halving.schedule import Rung, check_range, hyperband_brackets, rung_budgets
+from automl_spaces.options import integer, number, optional, probability
 
 
 @dataclass
@@ -86,30 +88,19 @@ class Bracket:
         return next((slot for slot in self.slots if not slot.asked), None)
 
 
+@attrs.define(slots=False, eq=False)
 class _Halving(SearchStrategy):
     """What the synchronous and the asynchronous variants share: parameters, the sampler,
     and the fidelity check."""
 
     races_budgets = True
+    #: the warm start's configurations open the first brackets, at the lowest budget
+    serves_warm_start = True
 
-    def __init__(
-        self,
-        eta: float = 3,
-        random_fraction: float = 1 / 3,
-        min_points: int | None = None,
-        n_candidates: int = 256,
-    ) -> None:
-        check_eta(eta)
-        if not 0 <= random_fraction <= 1:
-            raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
-        if min_points is not None and min_points < 2:
-            raise ValueError(f"min_points must be at least 2, got {min_points}")
-        if n_candidates < 1:
-            raise ValueError(f"n_candidates must be at least 1, got {n_candidates}")
-        self.eta = eta
-        self.random_fraction = random_fraction
-        self.min_points = min_points
-        self.n_candidates = n_candidates
+    eta: float = attrs.field(default=3, validator=number(above=1))
+    random_fraction: float = attrs.field(default=1 / 3, validator=probability())
+    min_points: int | None = attrs.field(default=None, validator=optional(integer(at_least=2)))
+    n_candidates: int = attrs.field(default=256, validator=integer(at_least=1))
 
     def setup(self, context: SearchContext) -> None:
         super().setup(context)

@@ -214,7 +214,7 @@ def test_the_same_seed_gives_the_same_search():
 def test_a_task_without_a_budget_range_is_refused():
     with pytest.raises(ValueError, match="needs a budget range"):
         started(Hyperband(), pool(), fidelity=None)
-    with pytest.raises(ValueError, match="eta must be greater than 1"):
+    with pytest.raises(ValueError, match="eta must be a number > 1"):
         Hyperband(eta=1)
 
 

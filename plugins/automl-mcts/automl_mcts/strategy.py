@@ -27,9 +27,10 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
+import attrs
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
@@ -38,13 +39,14 @@ from automl_core.trial import Candidate, Result, Trial
 from automl_mcts.decisions import Decisions, Structure, make_decisions
 from automl_mcts.tree import Node, puct, softmax, widening_limit
 from automl_spaces.acquisition import (
+    PENDING_LIES,
     best_first,
-    check_pending_lie,
     constant_liar_targets,
     expected_improvement,
     failures_as_worst,
     prepared_surrogate,
 )
+from automl_spaces.options import integer, number, one_of, optional
 
 #: At most this many of the best-ranked playout candidates are decoded looking for one not
 #: proposed before; past that the node counts as exhausted.
@@ -57,12 +59,14 @@ INITIAL_SHARE = 0.25
 MIN_OBSERVED = 4
 #: Never fewer initial-design trials than this: the surrogate needs two finite results.
 MIN_DESIGN = 2
-#: The origin of a warm-start configuration: never cut from the queue.
+#: The origin of a warm-start configuration (the run loop serves them before the design):
+#: its result counts in the rate at which trials finish, as the design's own do.
 WARMSTART = "warmstart"
 
 log = logging.getLogger(__name__)
 
 
+@attrs.define(slots=False, eq=False)
 class MCTS(SearchStrategy):
     """Mosaic's tree search; see the module docstring and docs/strategies.md.
 
@@ -88,53 +92,30 @@ class MCTS(SearchStrategy):
 
     surrogate_use = "required"
 
-    def __init__(
-        self,
-        c_ucb: float = 1.3,
-        pw: float = 0.6,
-        n_s: int = 100,
-        n_r: int = 1000,
-        kappa: int = 3,
-        initial_design: int | None = None,
-        order: Sequence[str] | None = None,
-        neighbours: int | None = None,
-        pending_lie: str = "mean",
-    ) -> None:
-        _check(c_ucb >= 0, "c_ucb", c_ucb, "a number >= 0")
-        _check(0 < pw <= 1, "pw", pw, "a number in (0, 1]")
-        _check(n_s >= 1, "n_s", n_s, "an integer >= 1")
-        _check(n_r >= 1, "n_r", n_r, "an integer >= 1")
-        _check(kappa >= 0, "kappa", kappa, "an integer >= 0")
-        _check(initial_design is None or initial_design >= 0, "initial_design", initial_design,
-               "None or an integer >= 0")  # fmt: skip
-        _check(neighbours is None or neighbours >= 0, "neighbours", neighbours,
-               "None or an integer >= 0")  # fmt: skip
-        check_pending_lie(pending_lie, "mcts")
-        self.c_ucb, self.pw, self.n_s, self.n_r, self.kappa = c_ucb, pw, n_s, n_r, kappa
-        self.initial_design = initial_design
-        self.order = list(order) if order is not None else None
-        self.n_neighbours = neighbours
-        self.pending_lie = pending_lie
-        self.clock: Callable[[], float] = time.monotonic
+    c_ucb: float = attrs.field(default=1.3, validator=number(at_least=0))
+    pw: float = attrs.field(default=0.6, validator=number(above=0, at_most=1))
+    n_s: int = attrs.field(default=100, validator=integer(at_least=1))
+    n_r: int = attrs.field(default=1000, validator=integer(at_least=1))
+    kappa: int = attrs.field(default=3, validator=integer(at_least=0))
+    initial_design: int | None = attrs.field(default=None, validator=optional(integer(at_least=0)))
+    order: list[str] | None = attrs.field(default=None, converter=attrs.converters.optional(list))
+    neighbours: int | None = attrs.field(default=None, validator=optional(integer(at_least=0)))
+    pending_lie: str = attrs.field(default="mean", validator=one_of(*PENDING_LIES))
+    clock: Callable[[], float] = attrs.field(default=time.monotonic, init=False, repr=False)
 
     # -- set-up ------------------------------------------------------------------------------
     def setup(self, context: SearchContext) -> None:
         super().setup(context)
-        if context.surrogate_factory is None:
-            raise ValueError(
-                "mcts needs a surrogate: name one in the recipe, e.g. "
-                "search: {name: mcts, surrogate: rf}"
-            )
         self.rng = np.random.default_rng(context.seed)
         space = require_vector_space(context.space, "mcts")
-        self.decisions: Decisions = make_decisions(space, self.order, self.n_neighbours)
+        self.decisions: Decisions = make_decisions(space, self.order, self.neighbours)
         if not self.decisions.stages:
             raise ValueError(
                 f"mcts searches the structure of pipelines, and space {space.name!r} has no "
                 "stage with a choice of components: search it with smbo (e.g. search: "
                 "{name: smbo, surrogate: rf})"
             )
-        self.surrogate: Surrogate = prepared_surrogate(context.surrogate_factory, space, context)
+        self.surrogate: Surrogate = prepared_surrogate(context.new_surrogate, space, context)
         self.tree: dict[Structure, Node] = {(): Node()}
         self._options: dict[Structure, list[int]] = {}
         #: every result: (item, structure, loss), in the order told
@@ -145,18 +126,18 @@ class MCTS(SearchStrategy):
         self._fit_stale = True
         self._partial_cache: dict[Structure, float] = {}
         self.queue = self._initial_queue(context)
-        #: initial-design pipelines proposed (warm-start configurations not counted), and
-        #: results told for trials this strategy proposed in this process (not replayed)
+        #: initial-design pipelines proposed (the loop's warm start not counted), and results
+        #: told for trials run in this process: its own and the warm start's (not replayed)
         self.design_issued = 0
         self.observed = 0
         self._set_up_at = self.clock()
         self._first_result_at: float | None = None
 
     def _initial_queue(self, context: SearchContext) -> list[Candidate]:
-        """The warm start's configurations, then Mosaic.Vanilla's: for each learning
-        algorithm (in a seeded random order) its default pipeline, then ``kappa`` random
-        pipelines each, round-robin; cut to the design's size."""
-        queue = [Candidate(c, origin=WARMSTART) for c in context.warm_start_configs()]
+        """Mosaic.Vanilla's design: for each learning algorithm (in a seeded random order)
+        its default pipeline, then ``kappa`` random pipelines each, round-robin; cut to the
+        design's size, of which the warm start the loop serves first takes its share."""
+        queue: list[Candidate] = []
         roots = self._options_of(())
         order = [roots[i] for i in self.rng.permutation(len(roots))]
         extra = []  # a root with no default pipeline (a pool's) gets one more random one
@@ -175,11 +156,14 @@ class MCTS(SearchStrategy):
                 for items in randoms
                 if k < len(items)
             ]
-        return queue[: self._design_size(len(queue), context.trial_budget)]
+        served = context.served_first
+        return queue[
+            : max(0, self._design_size(served + len(queue), context.trial_budget) - served)
+        ]
 
     def _design_size(self, vanilla: int, trial_budget: int | None) -> int:
         """The queue's length at set-up: ``initial_design`` if given, else at most a quarter
-        of the trial budget (the queue's warm start included, as it always was)."""
+        of the trial budget (the warm start included, as it always was)."""
         if self.initial_design is not None:
             return self.initial_design
         if trial_budget is None:
@@ -237,15 +221,13 @@ class MCTS(SearchStrategy):
     # -- ask ---------------------------------------------------------------------------------
     def ask(self) -> Candidate | None:
         while self.queue:
-            candidate = self.queue[0]
-            if candidate.origin != WARMSTART and self._design_done():
-                self.queue = [c for c in self.queue if c.origin == WARMSTART]
-                continue
-            self.queue.pop(0)
+            if self._design_done():
+                self.queue = []
+                break
+            candidate = self.queue.pop(0)
             if self.decisions.claim_config(candidate.config):
                 self._start(self.decisions.item_of(candidate.config), candidate.config)
-                if candidate.origin != WARMSTART:
-                    self.design_issued += 1
+                self.design_issued += 1
                 return candidate
         self._fit()
         while not self.tree[()].exhausted:
@@ -406,13 +388,14 @@ class MCTS(SearchStrategy):
     def tell(self, trial: Trial, result: Result) -> None:
         key = self.context.space.key(trial.config)
         started = self.pending.pop(key, None)
-        if started is None:  # replayed on resume, or proposed by someone else
+        if started is None:  # the loop's warm start, replayed on resume, or someone else's
             self.decisions.claim_config(trial.config)
             item = self.decisions.item_of(trial.config)
         else:
             item, path = started
             for prefix in path:
                 self.tree[prefix].pending -= 1
+        if started is not None or trial.origin == WARMSTART:  # run in this process's time
             self.observed += 1
             if self._first_result_at is None:
                 self._first_result_at = self.clock()
@@ -440,8 +423,3 @@ def _stack(items: list[Any]) -> np.ndarray:
     """Items as one array: rows of a pipeline space, candidate indices of a pool."""
     first = np.asarray(items[0])
     return np.vstack(items) if first.ndim else np.asarray(items, dtype=int)
-
-
-def _check(ok: bool, name: str, value: Any, expected: str) -> None:
-    if not ok:
-        raise ValueError(f"mcts: {name} must be {expected}, got {value!r}")

@@ -200,7 +200,7 @@ def test_a_pool_without_stage_structure_is_refused():
      ("pending_lie", "median")],
 )  # fmt: skip
 def test_bad_parameters_are_refused_by_name(param, value):
-    with pytest.raises(ValueError, match=f"mcts: {param} must be"):
+    with pytest.raises(ValueError, match=f"^{param} must be"):
         MCTS(**{param: value})
 
 

@@ -9,6 +9,7 @@ from spaces import ColumnSurrogate, context, pipeline_space
 
 from automl_core.contracts import WarmStart
 from automl_core.trial import Result, Status, Trial
+from automl_engine.proposals import start
 from automl_mcts.strategy import MCTS
 
 DESIGN = ("default", "initial")
@@ -33,11 +34,12 @@ def _mcts(clock: Clock, kappa: int = 10, seed: int = 0, **more) -> MCTS:
     return strategy
 
 
-def _run(strategy: MCTS, clock: Clock, n: int, seconds: float = 1.0, first_id: int = 0):
-    """Ask, let the trial take ``seconds`` on the clock, tell; ``n`` times."""
+def _run(strategy: MCTS, clock: Clock, n: int, seconds: float = 1.0, first_id: int = 0, ask=None):
+    """Ask (``strategy.ask``, or ``ask``: the loop's proposals), let the trial take
+    ``seconds`` on the clock, tell; ``n`` times."""
     asked = []
     for trial_id in range(first_id, first_id + n):
-        candidate = strategy.ask()
+        candidate = (ask or strategy.ask)()
         assert candidate is not None
         trial = Trial(trial_id, dict(candidate.config), origin=candidate.origin)
         clock.now += seconds
@@ -124,13 +126,19 @@ def test_no_cut_on_too_few_results_until_a_quarter_of_the_time_has_passed():
     assert strategy.ask().origin.startswith("mcts-depth")
 
 
-def test_warm_start_configurations_are_never_cut():
+def test_the_warm_start_the_loop_serves_is_never_cut_and_counts_toward_the_rate():
     clock = Clock()
-    warm = pipeline_space().sample(np.random.default_rng(7), 12)
-    strategy = _mcts(clock, time_budget=8.0, warm_start=WarmStart(warm))
+    space = pipeline_space()
+    warm = space.sample(np.random.default_rng(7), 12)
+    strategy = MCTS(kappa=10)
+    strategy.clock = clock
+    surrogate = ColumnSurrogate(2, {0: 0.3, 1: 0.25, 2: 0.2})
+    proposals = start(
+        strategy, context(space, surrogate, time_budget=8.0, warm_start=WarmStart(warm))
+    )
     # 1 s a trial: the 12 warm-start trials outlast the 8 s budget, so the run is expected
     # to hold the 12 already finished, and the design gets a quarter of them
-    trials = _run(strategy, clock, 16)
+    trials = _run(strategy, clock, 16, ask=proposals.ask)
     origins = [t.origin for t in trials]
     assert origins[:12] == ["warmstart"] * 12
     assert _design_count(trials[12:]) == 3

@@ -52,9 +52,8 @@ class FixedDesign(SearchStrategy):
 
     def setup(self, context: SearchContext) -> None:
         super().setup(context)
-        self.queue = [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
         seed = context.seed if self.seed is None else self.seed
-        self.queue += [Candidate(c, origin="design") for c in self.design(context.space, seed)]
+        self.queue = [Candidate(c, origin="design") for c in self.design(context.space, seed)]
         self.seen: set[str] = set()
 
     def design(self, space: SearchSpace, seed: int) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
 import numpy as np
 
 from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
@@ -19,21 +20,23 @@ from automl_core.space import VectorSpace, require_vector_space
 from automl_core.trial import Candidate, Config, Result, Trial
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import LocalSearch, PerComponentSearch
-from automl_smbo.targets import check_target_transform, transform_losses
+from automl_smbo.targets import TARGET_TRANSFORMS, transform_losses
 from automl_spaces.acquisition import (
-    check_pending_lie,
+    PENDING_LIES,
     constant_liar_targets,
     failures_as_worst,
     prepared_surrogate,
     rank_pool,
 )
 from automl_spaces.component_rows import components_alone, stage_position
+from automl_spaces.options import integer, number, one_of, optional, probability
 from automl_spaces.pool_space import PoolSpace
 
 #: Random configurations are drawn in batches of this size, at most this many batches.
 RANDOM_BATCH, RANDOM_BATCHES = 16, 50
 
 
+@attrs.define(slots=False, eq=False)
 class SMBO(SearchStrategy):
     """Sequential model-based optimisation over pipeline spaces and pools.
 
@@ -72,70 +75,41 @@ class SMBO(SearchStrategy):
 
     surrogate_use = "required"
 
-    def __init__(
-        self,
-        acquisition: str = "ei",
-        xi: float = 0.0,
-        kappa: float = 2.0,
-        initial_design: int = 10,
-        initial_per_component: int | None = None,
-        initial_stage: str | None = None,
-        random_fraction: float = 0.2,
-        pending_lie: str = "mean",
-        n_random: int = 256,
-        n_starts: int = 4,
-        max_steps: int = 5,
-        neighbours_per_number: int = 2,
-        acquisition_stage: str | None = None,
-        component_starts: int = 10,
-        target_transform: str = "none",
-        refit_every: int = 1,
-    ) -> None:
-        if not 0 <= random_fraction <= 1:
-            raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction}")
-        check_pending_lie(pending_lie)
-        if initial_design < 1:
-            raise ValueError(f"initial_design must be at least 1, got {initial_design}")
-        if initial_per_component is not None and (
-            not isinstance(initial_per_component, int) or initial_per_component < 1
-        ):
-            raise ValueError(
-                f"initial_per_component must be a positive integer, got {initial_per_component!r}"
-            )
-        self.initial_per_component, self.initial_stage = initial_per_component, initial_stage
-        self.acquisition_name = acquisition
-        self.acquisition = make_acquisition(acquisition, xi=xi, kappa=kappa)
-        self.initial_design = initial_design
-        self.random_fraction = random_fraction
-        self.pending_lie = pending_lie
-        self.local_search = LocalSearch(n_random, n_starts, max_steps, neighbours_per_number)
-        if not isinstance(component_starts, int) or component_starts < 1:
-            raise ValueError(
-                f"component_starts must be a positive integer, got {component_starts!r}"
-            )
-        self.acquisition_stage, self.component_starts = acquisition_stage, component_starts
-        check_target_transform(target_transform)
-        self.target_transform = target_transform
-        if isinstance(refit_every, bool) or not isinstance(refit_every, int) or refit_every < 1:
-            raise ValueError(f"refit_every must be a positive integer, got {refit_every!r}")
-        self.refit_every = refit_every
+    acquisition: str = "ei"
+    xi: float = attrs.field(default=0.0, validator=number())
+    kappa: float = attrs.field(default=2.0, validator=number())
+    initial_design: int = attrs.field(default=10, validator=integer(at_least=1))
+    initial_per_component: int | None = attrs.field(
+        default=None, validator=optional(integer(at_least=1))
+    )
+    initial_stage: str | None = None
+    random_fraction: float = attrs.field(default=0.2, validator=probability())
+    pending_lie: str = attrs.field(default="mean", validator=one_of(*PENDING_LIES))
+    n_random: int = attrs.field(default=256, validator=integer(at_least=1))
+    n_starts: int = attrs.field(default=4, validator=integer(at_least=0))
+    max_steps: int = attrs.field(default=5, validator=integer(at_least=0))
+    neighbours_per_number: int = attrs.field(default=2, validator=integer(at_least=1))
+    acquisition_stage: str | None = None
+    component_starts: int = attrs.field(default=10, validator=integer(at_least=1))
+    target_transform: str = attrs.field(default="none", validator=one_of(*TARGET_TRANSFORMS))
+    refit_every: int = attrs.field(default=1, validator=integer(at_least=1))
+
+    def __attrs_post_init__(self) -> None:
+        #: the acquisition function the name and its parameters make
+        self.score_with = make_acquisition(self.acquisition, xi=self.xi, kappa=self.kappa)
+        self.local_search = LocalSearch(
+            self.n_random, self.n_starts, self.max_steps, self.neighbours_per_number
+        )
 
     # -- set-up ------------------------------------------------------------------------------
     def setup(self, context: SearchContext) -> None:
         super().setup(context)
-        if context.surrogate_factory is None:
-            raise ValueError(
-                "smbo needs a surrogate: name one in the recipe, e.g. "
-                "search: {name: smbo, surrogate: rf}"
-            )
         #: the acquisition optimiser works on encoded rows
         self.space: VectorSpace = require_vector_space(context.space, "smbo")
         #: a pool is scored whole; any other space by local search over encoded rows
         self.pool: PoolSpace | None = self.space.as_pool()
         self.rng = np.random.default_rng(context.seed)
-        self.surrogate: Surrogate = prepared_surrogate(
-            context.surrogate_factory, self.space, context
-        )
+        self.surrogate: Surrogate = prepared_surrogate(context.new_surrogate, self.space, context)
         #: every configuration proposed or told, by key (on a pool, the ranking leaves out
         #: their candidates)
         self.seen: dict[str, Config] = {}
@@ -160,14 +134,16 @@ class SMBO(SearchStrategy):
         )
 
     def _initial_queue(self, context: SearchContext) -> list[Candidate]:
+        """The space's default, then random configurations (or ``initial_per_component``'s)
+        up to ``initial_design``, of which the warm start the loop serves first takes its
+        share."""
         queue = []
-        queue += [Candidate(c, origin="warmstart") for c in context.warm_start_configs()]
         default = self.space.default()  # None on a pool
         if default is not None:
             queue.append(Candidate(default, origin="default"))
         if self.initial_per_component is not None:
             return queue + self._initial_per_component()
-        missing = self.initial_design - len(queue)
+        missing = self.initial_design - context.served_first - len(queue)
         if missing > 0:
             queue += [Candidate(c, origin="initial") for c in self.space.sample(self.rng, missing)]
         return queue
@@ -248,7 +224,7 @@ class SMBO(SearchStrategy):
 
         def score(candidates: np.ndarray) -> np.ndarray:
             mean, std = self.surrogate.predict(candidates)
-            return self.acquisition(np.asarray(mean), np.asarray(std), best)
+            return self.score_with(np.asarray(mean), np.asarray(std), best)
 
         return score
 

@@ -15,6 +15,7 @@ from automl_core.contracts import SearchContext, Surrogate, WarmStart
 from automl_core.random_search import RandomSearch
 from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
+from automl_engine.proposals import start
 from automl_smbo.acquisition import make_acquisition
 from automl_smbo.optimizer import PerComponentSearch, best_first, climb
 from automl_smbo.strategy import SMBO
@@ -171,15 +172,16 @@ def test_warm_start_and_default_come_first_and_prepare_sees_the_columns():
     space = pipeline_space()
     warm = {"model:__choice__": "stepped", "model:stepped:k": 7}
     strategy = SMBO(initial_design=4)
-    strategy.setup(
+    proposals = start(  # the run loop serves the warm start; it counts in the design
+        strategy,
         SearchContext(
             space=space,
             seed=0,
             surrogate_factory=NeighbourSurrogate,
             warm_start=WarmStart(configs=[warm, {"model:__choice__": "nope"}]),
-        )
+        ),
     )
-    origins = [strategy.ask().origin for _ in range(5)]
+    origins = [proposals.ask().origin for _ in range(5)]
     assert origins == ["warmstart", "default", "initial", "initial", "random"]
     columns = {c.name: c for c in strategy.surrogate.prepared}
     assert columns["model:__choice__"].categories == 2
@@ -281,7 +283,7 @@ def test_without_a_surrogate_the_error_says_what_to_write():
         ({"initial_design": 0}, "initial_design"),
         ({"acquisition": "ucb"}, "unknown acquisition"),
         ({"target_transform": "sqrt"}, "target_transform must be one of"),
-        ({"refit_every": 0}, "refit_every must be a positive integer"),
+        ({"refit_every": 0}, "refit_every must be an integer >= 1"),
     ],
 )
 def test_bad_parameters_are_refused(params, message):
@@ -320,7 +322,7 @@ def test_the_initial_design_can_take_so_many_configurations_of_each_component(ki
         SMBO(initial_per_component=2, initial_stage="nope").setup(
             SearchContext(space=space, seed=0, surrogate_factory=NeighbourSurrogate)
         )
-    with pytest.raises(ValueError, match="initial_per_component must be a positive integer"):
+    with pytest.raises(ValueError, match="initial_per_component must be an integer >= 1"):
         SMBO(initial_per_component=0)
 
 

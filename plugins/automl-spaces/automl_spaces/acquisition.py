@@ -126,15 +126,6 @@ PENDING_LIES = ("mean", "min", "max")
 _LIES: dict[str, Callable[[np.ndarray], Any]] = {"mean": np.mean, "min": np.min, "max": np.max}
 
 
-def check_pending_lie(rule: str, where: str = "") -> str:
-    """``rule`` when it is one of :data:`PENDING_LIES`; else a ValueError naming
-    ``pending_lie`` (prefixed with ``where: `` when given)."""
-    if rule not in PENDING_LIES:
-        prefix = f"{where}: " if where else ""
-        raise ValueError(f"{prefix}pending_lie must be one of {PENDING_LIES}, got {rule!r}")
-    return rule
-
-
 def failures_as_worst(losses: np.ndarray, default: float = 1.0) -> np.ndarray:
     """``losses`` with every non-finite one (a failed trial) replaced by the worst finite
     loss (SMAC's crash cost), or by ``default`` when none is finite, so that a surrogate

@@ -121,7 +121,7 @@ def _warm_started(component: Component, n: int | None) -> WarmStart:
 @check("warmstarter")
 def check_warmstarter_suggests_valid_configurations(component: Component) -> None:
     """``suggest(task, space, n)`` returns a WarmStart of at most ``n`` configurations, each
-    valid in the space (a strategy asks them first); a warm-starter that hands over only a
+    valid in the space (the run loop runs them first); a warm-starter that hands over only a
     pre-trained surrogate state suggests none, but then a state."""
     space = pool_space()
     for n in (3, None):

@@ -10,6 +10,7 @@ from automl_core.errors import InvalidConfigurationError
 from automl_core.space import SearchSpace
 from automl_core.trial import Candidate, Result, Status, Trial
 from automl_engine.loop import replay_calls
+from automl_engine.proposals import Proposals
 from automl_engine.testing.components import Component, NotApplicable, check, describe_kind
 from automl_engine.testing.spaces import (
     PIPELINE,
@@ -40,7 +41,7 @@ def set_up(
     component: Component, kind: str, seed: int = 0, warm_start: WarmStart | None = None
 ) -> tuple[SearchStrategy, SearchSpace]:
     """A fresh strategy, set up on a fresh space of ``kind``, with a surrogate and the
-    default budget range."""
+    default budget range (and a warm start, counted as the loop serves it)."""
     space = space_of(kind)
     strategy = component.build()
     surrogate = component.surrogate
@@ -51,6 +52,8 @@ def set_up(
         warm_start=warm_start,
         fidelity=DEFAULT_DATA_FIDELITY,
     )
+    if not strategy.serves_warm_start:
+        context.served_first = len(context.warm_start_configs())
     strategy.setup(context)
     return strategy, space
 
@@ -58,7 +61,13 @@ def set_up(
 def ask(strategy: SearchStrategy, space: SearchSpace, number: int) -> Candidate | None:
     """``strategy.ask()``, checked: None or a Candidate whose configuration is valid in
     ``space`` and whose budget is None or in the range the strategy was given."""
-    candidate = strategy.ask()
+    return checked(strategy.ask(), strategy, space, number)
+
+
+def checked(
+    candidate: Candidate | None, strategy: SearchStrategy, space: SearchSpace, number: int
+) -> Candidate | None:
+    """``candidate``, the answer to ask #``number``, checked as :func:`ask` says."""
     if candidate is None:
         return None
     assert isinstance(candidate, Candidate), (
@@ -200,18 +209,25 @@ def check_strategy_is_deterministic_given_its_seed(component: Component) -> None
 
 
 def search_in_pairs(
-    strategy: SearchStrategy, space: SearchSpace, trials: int, pending: list[Trial] | None = None
+    strategy: SearchStrategy,
+    space: SearchSpace,
+    trials: int,
+    pending: list[Trial] | None = None,
+    proposals: Proposals | None = None,
 ) -> tuple[list[Trial], list[tuple[Trial, Result, int]]]:
     """Two trials in flight, as with two workers: ask until two are pending, tell the
     older, ask again... up to ``trials`` asks. ``pending`` are trials asked before (a
-    resumed run's requeued ones). Returns the trials asked, and the results told with how
-    many trials had been asked by then (what the history keeps for a replay)."""
+    resumed run's requeued ones). The strategy is asked through the loop's
+    :class:`~automl_engine.proposals.Proposals` (``proposals``: the one a replay used), as
+    in a run. Returns the trials asked, and the results told with how many trials had been
+    asked by then (what the history keeps for a replay)."""
     asked: list[Trial] = []
     told: list[tuple[Trial, Result, int]] = []
     pending = list(pending or [])
     first = pending[0].id + len(pending) if pending else 0
+    source = proposals or Proposals(strategy, space)
     while len(asked) < trials:
-        candidate = ask(strategy, space, first + len(asked))
+        candidate = checked(source.ask(), strategy, space, first + len(asked))
         if candidate is None:
             break
         trial = Trial.from_candidate(first + len(asked), candidate)
@@ -241,14 +257,15 @@ def check_strategy_resumes_as_if_never_interrupted(component: Component) -> None
         killed_after = 6
         asked_by_then = told[killed_after - 1][2]
         resumed, space = set_up(component, kind)
-        differed = replay_calls(resumed, space, uninterrupted[:asked_by_then], told[:killed_after])
+        replayed = Proposals(resumed, space)
+        differed = replay_calls(replayed, uninterrupted[:asked_by_then], told[:killed_after])
         assert not differed, (
             f"on a {kind} space, replaying the interrupted run's calls, ask() proposed other "
             f"trials than it did the first time (trials {differed}): it is not deterministic "
             "given its seed and the calls it gets"
         )
         requeued = uninterrupted[killed_after:asked_by_then]  # running when it was killed
-        later, _ = search_in_pairs(resumed, space, 14 - asked_by_then, requeued)
+        later, _ = search_in_pairs(resumed, space, 14 - asked_by_then, requeued, replayed)
         expected = proposals(uninterrupted[asked_by_then:], space)
         assert proposals(later, space) == expected, (
             f"on a {kind} space, the resumed run proposed\n  {proposals(later, space)}\nwhere "
@@ -257,18 +274,32 @@ def check_strategy_resumes_as_if_never_interrupted(component: Component) -> None
 
 
 @check(STRATEGY)
-def check_strategy_asks_the_warm_start_first(component: Component) -> None:
-    """The warm start's configurations (``SearchContext.warm_start``) are the first
-    proposals, in any order: a warm-starter's portfolio or nearest datasets' best come
-    before the strategy's own choices."""
+def check_strategy_takes_the_warm_start(component: Component) -> None:
+    """The warm start comes first. A strategy that ``serves_warm_start`` proposes its
+    configurations first, in any order; for any other the run loop runs them before the
+    first ask and tells their results like its own: the strategy then goes on proposing
+    valid configurations, none of those again."""
     for kind in claimed_kinds(component):
         space = space_of(kind)
         configs = space.sample(np.random.default_rng(7), 3)
         strategy, space = set_up(component, kind, warm_start=WarmStart(configs=list(configs)))
-        first = [ask(strategy, space, number) for number in range(len(configs))]
-        asked = {space.key(c.config) for c in first if c is not None}
         wanted = {space.key(c) for c in configs}
-        assert asked == wanted, (
-            f"the first {len(configs)} proposals on a {kind} space were not the warm start's "
-            f"configurations: missing {sorted(wanted - asked)}"
+        if strategy.serves_warm_start:
+            first = [ask(strategy, space, number) for number in range(len(configs))]
+            asked = {space.key(c.config) for c in first if c is not None}
+            assert asked == wanted, (
+                f"the first {len(configs)} proposals on a {kind} space were not the warm "
+                f"start's configurations (serves_warm_start is true): missing "
+                f"{sorted(wanted - asked)}"
+            )
+            continue
+        for number, config in enumerate(configs):  # as the loop serves them
+            trial = Trial(number, space.validate(config), origin="warmstart")
+            strategy.tell(trial, ok(space, trial))
+        later = search(strategy, space, 6)
+        assert later, f"after the warm start's results on a {kind} space, ask() proposed nothing"
+        again = sorted(wanted & {space.key(t.config) for t in later})
+        assert not again, (
+            f"on a {kind} space, the strategy proposed the warm start's configurations {again} "
+            "again after the loop had run them and told it their results"
         )

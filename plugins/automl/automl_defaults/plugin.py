@@ -1,10 +1,9 @@
-"""The engine's named recipes: every ``*.yaml`` file of ``automl_engine/recipes/``, by file
-name.
+"""The default recipes: every ``*.yaml`` file of ``automl_defaults/recipes/``, by file name.
 
 Registered through ``register_recipes`` like a third-party plugin's, so that ``automl plugins
 --kind recipe`` lists them with the others and a plugin cannot silently replace one (two
 registrations of a name are a conflict). A recipe's description is its file's first comment
-line; adding a named recipe to the core is adding a file.
+line; adding a named default recipe is adding a file.
 """
 
 from __future__ import annotations
@@ -16,8 +15,8 @@ from automl_core.hookspecs import RegisterDocument, hookimpl
 #: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
 AUTOML_PLUGIN_API = 1
 
-#: The packaged recipe files (package data of automl-engine).
-RECIPES_DIR = Path(__file__).resolve().parent.parent / "recipes"
+#: The packaged recipe files (package data of this distribution).
+RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 
 
 def description(path: Path) -> str:
