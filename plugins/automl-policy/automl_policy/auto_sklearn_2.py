@@ -15,6 +15,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 from automl_core.contracts import Policy, PolicySelector, TaskDescription
@@ -22,6 +23,7 @@ from automl_engine.cache import building, cache_dir, write_atomically
 from automl_policy.lcdb_runs import CACHE_VERSION, Runs, load_runs
 from automl_policy.selector import PairwiseSelector
 from automl_policy.simulate import FALLBACK, POLICIES, simulate_all
+from automl_spaces.options import integer
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,12 @@ SIMULATION_VERSION = 1
 RACING_STRATEGY = "successive_halving"
 
 
+def _policy_names(chosen: list[str] | None) -> tuple[str, ...]:
+    """The recipe's ``policies`` as a tuple; None: every policy of :data:`POLICIES`."""
+    return tuple(p.name for p in POLICIES) if chosen is None else tuple(chosen)
+
+
+@attrs.define(slots=False, eq=False)
 class AutoSklearn2Selector(PolicySelector):
     """Auto-sklearn 2.0's policy selector (see the module docstring and README).
 
@@ -49,26 +57,22 @@ class AutoSklearn2Selector(PolicySelector):
     features; ``trees`` and ``seed`` configure the pairwise forests.
     """
 
-    def __init__(
-        self,
-        policies: list[str] | None = None,
-        fallback: str = FALLBACK,
-        trees: int = 100,
-        seed: int = 0,
-    ) -> None:
+    policies: tuple[str, ...] = attrs.field(default=None, converter=_policy_names)
+    fallback: str = FALLBACK
+    trees: int = attrs.field(default=100, validator=integer(at_least=1))
+    seed: int = attrs.field(default=0, validator=integer(at_least=0))
+
+    @policies.validator
+    def _known_policies(self, _attribute: attrs.Attribute[Any], chosen: tuple[str, ...]) -> None:
         known = [p.name for p in POLICIES]
-        chosen = list(policies) if policies is not None else known
-        unknown = [p for p in chosen if p not in known]
-        if unknown or not chosen:
-            raise ValueError(f"policies must be a non-empty list of {known}, got {policies}")
-        if fallback not in chosen:
-            raise ValueError(f"fallback {fallback!r} must be one of the policies {chosen}")
-        if trees < 1:
-            raise ValueError(f"trees must be at least 1, got {trees}")
-        self.policies = tuple(chosen)
-        self.fallback = fallback
-        self.trees = trees
-        self.seed = seed
+        if not chosen or any(p not in known for p in chosen):
+            raise ValueError(f"policies must be a non-empty list of {known}, got {list(chosen)}")
+
+    def __attrs_post_init__(self) -> None:
+        if self.fallback not in self.policies:
+            raise ValueError(
+                f"fallback {self.fallback!r} must be one of the policies {list(self.policies)}"
+            )
 
     def select(self, task: TaskDescription, time_budget: float | None) -> Policy:
         budget = grid_budget(time_budget)

@@ -16,33 +16,21 @@ training rows (``default-classification`` sets ``max_bagged_rows: 500, many_fold
 
 from __future__ import annotations
 
+import attrs
+
 from automl_core.contracts import Policy, PolicySelector, TaskDescription
+from automl_spaces.options import integer, number
 
 
+@attrs.define(slots=False, eq=False)
 class BaggedByRows(PolicySelector):
     """Bagged k-fold CV up to ``max_bagged_rows`` training rows, a holdout above."""
 
-    def __init__(
-        self,
-        max_bagged_rows: int = 5000,
-        folds: int = 5,
-        many_folds: int = 8,
-        many_folds_below: int = 1000,
-        holdout: float = 0.33,
-    ) -> None:
-        for name, value, low in (
-            ("max_bagged_rows", max_bagged_rows, 0),
-            ("folds", folds, 2),
-            ("many_folds", many_folds, 2),
-            ("many_folds_below", many_folds_below, 0),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-        if not 0 < holdout < 1:
-            raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
-        self.max_bagged_rows, self.folds = max_bagged_rows, folds
-        self.many_folds, self.many_folds_below = many_folds, many_folds_below
-        self.holdout = holdout
+    max_bagged_rows: int = attrs.field(default=5000, validator=integer(at_least=0))
+    folds: int = attrs.field(default=5, validator=integer(at_least=2))
+    many_folds: int = attrs.field(default=8, validator=integer(at_least=2))
+    many_folds_below: int = attrs.field(default=1000, validator=integer(at_least=0))
+    holdout: float = attrs.field(default=0.33, validator=number(above=0, below=1))
 
     def select(self, task: TaskDescription, time_budget: float | None) -> Policy:
         rows = task.n_rows

@@ -50,7 +50,10 @@ def integer(at_least: int) -> Validator:
 
 
 def number(
-    at_least: float | None = None, above: float | None = None, at_most: float | None = None
+    at_least: float | None = None,
+    above: float | None = None,
+    at_most: float | None = None,
+    below: float | None = None,
 ) -> Validator:
     """A number (not a boolean) within the bounds given."""
     bounds = []
@@ -60,6 +63,8 @@ def number(
         bounds.append(f"> {above:g}")
     if at_most is not None:
         bounds.append(f"<= {at_most:g}")
+    if below is not None:
+        bounds.append(f"< {below:g}")
 
     def accepts(v: Any) -> bool:
         return (
@@ -67,6 +72,7 @@ def number(
             and (at_least is None or v >= at_least)
             and (above is None or v > above)
             and (at_most is None or v <= at_most)
+            and (below is None or v < below)
         )
 
     return _refusing(accepts, "a number" + (" " + " and ".join(bounds) if bounds else ""))
