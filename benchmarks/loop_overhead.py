@@ -30,6 +30,7 @@ from automl_engine.builtins.sequential import SequentialExecutor
 from automl_engine.history import RunHistory
 from automl_engine.loop import search
 from automl_engine.observers import Observers
+from automl_engine.proposals import start
 
 
 class TrivialObjective(Evaluator):
@@ -94,15 +95,18 @@ class NoFinishing:
     def time_to_finish(self, *args) -> float:
         return 0.0
 
+    def trial_stored(self, history) -> None:
+        """Nothing to record after a trial (a data task notes its learning curves here)."""
+
 
 def one_loop(space, trials: int, seed: int, plugins) -> float:
     """Milliseconds per trial of ``automl_engine.loop.search`` with random search."""
     strategy = RandomSearch()
-    strategy.setup(SearchContext(space=space, seed=seed))
     setup = SimpleNamespace(
         recipe=SimpleNamespace(budget=SimpleNamespace(trials=trials, wall_time=None)),
         task=NoFinishing(),
         strategy=strategy,
+        proposals=start(strategy, SearchContext(space=space, seed=seed)),
         executor=SequentialExecutor(),
         space=space,
     )
