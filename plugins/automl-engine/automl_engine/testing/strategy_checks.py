@@ -301,5 +301,7 @@ def check_strategy_takes_the_warm_start(component: Component) -> None:
         again = sorted(wanted & {space.key(t.config) for t in later})
         assert not again, (
             f"on a {kind} space, the strategy proposed the warm start's configurations {again} "
-            "again after the loop had run them and told it their results"
+            "again after the loop had run them and told it their results (the run loop serves "
+            "the warm start: drop the strategy's own queue of it, or set serves_warm_start = "
+            "True to place it yourself)"
         )
