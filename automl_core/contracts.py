@@ -346,8 +346,8 @@ class SearchContext:
         error is for a strategy set up by hand without it."""
         if self.surrogate_factory is None:
             raise ValueError(
-                "this search strategy needs a surrogate: name one in the recipe, e.g. "
-                "search: {name: smbo, surrogate: rf}"
+                "this search strategy needs a surrogate: name one in the recipe's "
+                "search.surrogate (e.g. surrogate: rf)"
             )
         return self.surrogate_factory()
 

@@ -484,7 +484,7 @@ def test_ensemble_size_sets_or_removes_the_recipes_ensemble():
 def test_without_the_automl_distribution_the_default_recipe_says_what_to_install():
     """The engine names no plugin, so it ships no default recipe (they name mcts, rf...):
     the estimator's default then fails saying where the defaults come from."""
-    with pytest.raises(RecipeError, match="pip install automl"):
+    with pytest.raises(RecipeError, match="come with the `automl` distribution"):
         AutoMLClassifier()._base_recipe(load_plugins(entry_points=False, defaults=False))
 
 

@@ -104,6 +104,6 @@ def test_a_read_only_history_sees_a_live_writer(tmp_path):
 def test_a_plugin_command_that_is_not_installed_says_how_to_get_it():
     bare = load_plugins(entry_points=False)
     with pytest.raises(
-        AutoMLError, match=r"'automl report' is not a command here.*pip install automl` installs"
+        AutoMLError, match=r"'automl report' is not a command here.*`automl` distribution installs"
     ):
         run_plugin_command(["report", "somewhere"], plugins=bare)

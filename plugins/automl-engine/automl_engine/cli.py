@@ -109,8 +109,8 @@ def missing_command(command: str, available: set[str]) -> str:
     return (
         f"'automl {command}' is not a command here (the commands: {', '.join(sorted(available))}"
         "); a plugin that would provide it is not installed or failed to load (see `automl "
-        "plugins`): `pip install automl` installs every command of automl-core's own plugins "
-        "(in this repository: make install)"
+        "plugins`): the `automl` distribution installs every command of automl-core's own "
+        "plugins (in this repository: make install, or pip install -e plugins/automl)"
     )
 
 

@@ -230,7 +230,10 @@ def read_recipe(reference: str | Path, plugins: Plugins | None = None) -> dict[s
 
 
 #: What a list of registered recipes says when it is empty.
-NO_RECIPES = "(none: the default recipes come with the `automl` distribution, pip install automl)"
+NO_RECIPES = (
+    "(none: the default recipes come with the `automl` distribution; in this repository: "
+    "make install, or pip install -e plugins/automl)"
+)
 
 
 def named_recipe(name: str, plugins: Plugins, path: str = "recipe") -> dict[str, Any]:

@@ -175,17 +175,29 @@ class SuccessiveHalving(_Halving):
             return None
         slot.asked = True
         budget = bracket.rung.budget
+        key = self.context.space.key(slot.config)
+        # Another bracket may have run (or be running) this configuration at this budget: a
+        # revisit of a used-up pool, then this bracket's promotion. The run never runs a
+        # configuration twice at one budget (the loop refuses it): the slot shares that
+        # result instead of waiting for a trial that will not come.
+        known = self.new.observations[budget].get(key)
+        if known is not None:
+            slot.loss = known[1]
+            return self._next_in(bracket)
+        if self.pending[(key, budget)]:
+            self.pending[(key, budget)].append(slot)
+            return self._next_in(bracket)
         self.new.asked(slot.config, budget)
-        self.pending[(self.context.space.key(slot.config), budget)].append(slot)
+        self.pending[(key, budget)].append(slot)
         return Candidate(slot.config, budget, slot.origin)
 
     def tell(self, trial: Trial, result: Result) -> None:
         budget = trial.budget if trial.budget is not None else self.max_budget
         loss = result.loss if result.ok else float("inf")
         self.new.observe(trial.config, budget, loss)
-        waiting = self.pending.get((self.context.space.key(trial.config), budget))
-        if waiting:  # not so for a trial replayed on resume: it only informs the model
-            waiting.pop(0).loss = loss
+        waiting = self.pending.pop((self.context.space.key(trial.config), budget), [])
+        for slot in waiting:  # none for a trial replayed on resume: it only informs the model
+            slot.loss = loss
 
 
 class Hyperband(SuccessiveHalving):

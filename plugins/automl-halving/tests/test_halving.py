@@ -17,6 +17,7 @@ from automl_core.space import PipelineComponent, Stage
 from automl_core.trial import Result, Status, Trial
 from automl_engine.cli import main
 from automl_engine.history import RunHistory
+from automl_engine.proposals import Proposals
 from automl_engine.run_folder import HISTORY_FILE
 from automl_halving.schedule import Rung, halving_bracket, hyperband_brackets, rung_budgets
 from automl_halving.strategy import (
@@ -596,3 +597,30 @@ def test_every_halving_strategy_says_it_races_budgets():
     for name in ("successive_halving", "hyperband", "asha"):
         assert plugins.get("search_strategy", name).obj.races_budgets is True
     assert plugins.get("search_strategy", "random").obj.races_budgets is False
+
+
+def test_a_used_up_pool_never_asks_one_configuration_twice_at_a_budget():
+    """Once a small pool is used up, a bracket revisits configurations that another bracket
+    may later promote to the same budget. The run loop refuses a repeat, so the promoted slot
+    takes the result that budget already has (or will have) instead of waiting forever:
+    with several trials in flight the brackets still finish and nothing is refused."""
+    space = pool(size=12)
+    strategy = started(Hyperband(), space)
+    proposals = Proposals(strategy, space)
+    in_flight: list[Trial] = []
+    asked: list[Trial] = []
+    for index in range(150):
+        candidate = proposals.ask()
+        if candidate is not None:
+            trial = Trial(index, candidate.config, candidate.budget, candidate.origin)
+            asked.append(trial)
+            in_flight.append(trial)
+        if len(in_flight) == 3 or (candidate is None and in_flight):
+            done = in_flight.pop(0)
+            strategy.tell(done, Result(Status.OK, loss_of(space, done.config, done.budget)))
+        if candidate is None and not in_flight:
+            break
+    keys = [(space.key(t.config), t.budget) for t in asked]
+    assert len(keys) == len(set(keys)) and proposals.refused == 0
+    full = [t for t in asked if t.budget == 1.0]
+    assert len(full) >= 5  # brackets kept finishing: configurations reached the full budget

@@ -481,7 +481,7 @@ def test_the_data_commands_come_with_this_distribution(monkeypatch, capsys):
     monkeypatch.setenv(LOAD_PLUGINS_ENV, "sklearn")
     assert main(["data", "list"]) == 2
     error = capsys.readouterr().err
-    assert "'automl data' is not a command here" in error and "pip install automl" in error
+    assert "'automl data' is not a command here" in error and "plugins/automl" in error
     monkeypatch.setenv(LOAD_PLUGINS_ENV, "openml")  # a data action of another plugin only
     with pytest.raises(SystemExit):
         main(["data", "list"])

@@ -92,10 +92,13 @@ def ok(space: SearchSpace, trial: Trial) -> Result:
     return Result(Status.OK, loss_of(space, trial.config))
 
 
-def search(strategy: SearchStrategy, space: SearchSpace, trials: int) -> list[Trial]:
-    """Ask and tell one at a time, up to ``trials`` trials (fewer if the strategy runs out)."""
+def search(
+    strategy: SearchStrategy, space: SearchSpace, trials: int, first_id: int = 0
+) -> list[Trial]:
+    """Ask and tell one at a time, up to ``trials`` trials (fewer if the strategy runs out),
+    numbered from ``first_id``."""
     told = []
-    for number in range(trials):
+    for number in range(first_id, first_id + trials):
         candidate = ask(strategy, space, number)
         if candidate is None:
             break
@@ -296,7 +299,7 @@ def check_strategy_takes_the_warm_start(component: Component) -> None:
         for number, config in enumerate(configs):  # as the loop serves them
             trial = Trial(number, space.validate(config), origin="warmstart")
             strategy.tell(trial, ok(space, trial))
-        later = search(strategy, space, 6)
+        later = search(strategy, space, 6, first_id=len(configs))
         assert later, f"after the warm start's results on a {kind} space, ask() proposed nothing"
         again = sorted(wanted & {space.key(t.config) for t in later})
         assert not again, (
