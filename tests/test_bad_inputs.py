@@ -62,7 +62,7 @@ def test_an_out_of_range_strategy_parameter_is_refused(tmp_path, capsys):
 
 def test_a_progressive_widening_above_one_is_refused(tmp_path, capsys):
     code, err = validate(tmp_path, capsys, "search.params.pw=5")
-    assert code == 2 and "pw must be a number in (0, 1]" in err
+    assert code == 2 and "pw must be a number > 0 and <= 1" in err
 
 
 def test_a_missing_csv_file_is_refused(tmp_path, capsys):

@@ -225,6 +225,11 @@ class _Slot:
                 if kind == "started":  # the evaluator is loaded: the trial's clock starts
                     started, grace = time.monotonic(), 0.0
                     continue
+                elapsed = time.monotonic() - started
+                if limit is not None and elapsed > limit + grace:
+                    # finished past its limit between two polls: over time all the same,
+                    # whatever the poll interval (a limit shorter than it is still a limit)
+                    return self._over_time(trial, limit, elapsed, killed=False)
                 return payload
             if not self.alive():
                 return self._died(started)
@@ -234,12 +239,20 @@ class _Slot:
                 return Result.failure(Status.CRASHED, SHUT_DOWN, duration=elapsed)
             if limit is not None and elapsed > limit + grace:
                 self.stop_worker()
-                return Result.failure(
-                    Status.TIMEOUT,
-                    f"trial {trial.id} exceeded its time limit of {limit:g}s; its worker "
-                    "process and everything it started were killed",
-                    duration=elapsed,
-                )
+                return self._over_time(trial, limit, elapsed, killed=True)
+
+    @staticmethod
+    def _over_time(trial: Trial, limit: float, elapsed: float, killed: bool) -> Result:
+        what = (
+            "its worker process and everything it started were killed"
+            if killed
+            else "it finished after it, and its result is not counted"
+        )
+        return Result.failure(
+            Status.TIMEOUT,
+            f"trial {trial.id} exceeded its time limit of {limit:g}s; {what}",
+            duration=elapsed,
+        )
 
     def _died(self, started: float) -> Result:
         assert self.process is not None
