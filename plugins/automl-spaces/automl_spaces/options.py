@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+import numpy as np
 
 Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
 
@@ -44,9 +45,17 @@ def plain_integer(value: Any) -> Any:
     return int(value) if _is_integer(value) else value
 
 
-def integer(at_least: int) -> Validator:
-    """An integer (not a boolean) of at least ``at_least``."""
-    return _refusing(lambda v: _is_integer(v) and v >= at_least, f"an integer >= {at_least}")
+def integer(at_least: int, at_most: int | None = None) -> Validator:
+    """An integer (not a boolean) of at least ``at_least`` (and at most ``at_most``)."""
+    expected = (
+        f"an integer >= {at_least}"
+        if at_most is None
+        else (f"an integer in [{at_least}, {at_most}]")
+    )
+    return _refusing(
+        lambda v: _is_integer(v) and v >= at_least and (at_most is None or v <= at_most),
+        expected,
+    )
 
 
 def number(
@@ -84,8 +93,8 @@ def probability() -> Validator:
 
 
 def boolean() -> Validator:
-    """``true`` or ``false`` (not 0 or 1)."""
-    return _refusing(lambda v: isinstance(v, bool), "true or false")
+    """``true`` or ``false`` (not 0 or 1; a NumPy boolean is one)."""
+    return _refusing(lambda v: isinstance(v, (bool, np.bool_)), "true or false")
 
 
 def one_of(*values: Any) -> Validator:

@@ -26,12 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import attrs
 import numpy as np
 import sklearn
 from sklearn.tree import DecisionTreeRegressor
 
 from automl_core.contracts import Surrogate
 from automl_core.space import EncodingColumn, check_columns, check_encoded, check_losses
+from automl_spaces.options import boolean, integer, number, optional, plain_integer
 
 #: The percentile of the losses that sets the shift of the log transform (see LossScale).
 LOG_SHIFT_PERCENTILE = 5.0
@@ -95,6 +97,7 @@ class _FittedTree:
     grown_on: int
 
 
+@attrs.define(slots=False, eq=False, repr=False)
 class RandomForestSurrogate(Surrogate):
     """SMAC-style random forest over encoded configurations; lower loss is better.
 
@@ -143,31 +146,29 @@ class RandomForestSurrogate(Surrogate):
     functions must allow for that (expected improvement then is ``max(best - mean, 0)``).
     """
 
-    def __init__(
-        self,
-        n_trees: int = 10,
-        max_features: float = 5.0 / 6.0,
-        min_samples_split: int = 3,
-        min_samples_leaf: int = 3,
-        max_depth: int | None = 20,
-        bootstrap: bool = True,
-        log_y: bool = False,
-        seed: int = 0,
-        update_from: int | None = 100,
-        update_trees: int = 2,
-    ) -> None:
-        self.n_trees = _check_int("n_trees", n_trees, minimum=1)
-        self.max_features = _check_ratio("max_features", max_features)
-        self.min_samples_split = _check_int("min_samples_split", min_samples_split, minimum=2)
-        self.min_samples_leaf = _check_int("min_samples_leaf", min_samples_leaf, minimum=1)
-        self.max_depth = None if max_depth is None else _check_int("max_depth", max_depth, 1)
-        self.bootstrap = _check_bool("bootstrap", bootstrap)
-        self.log_y = _check_bool("log_y", log_y)
-        self.seed = _check_int("seed", seed, minimum=0, maximum=2**32 - 1)
-        self.update_from = (
-            None if update_from is None else _check_int("update_from", update_from, minimum=1)
-        )
-        self.update_trees = _check_int("update_trees", update_trees, minimum=1)
+    n_trees: int = attrs.field(default=10, converter=plain_integer, validator=integer(1))
+    max_features: float = attrs.field(default=5.0 / 6.0, validator=number(above=0, at_most=1))
+    min_samples_split: int = attrs.field(default=3, converter=plain_integer, validator=integer(2))
+    min_samples_leaf: int = attrs.field(default=3, converter=plain_integer, validator=integer(1))
+    max_depth: int | None = attrs.field(
+        default=20,
+        converter=attrs.converters.optional(plain_integer),
+        validator=optional(integer(1)),
+    )
+    bootstrap: bool = attrs.field(default=True, validator=boolean())
+    log_y: bool = attrs.field(default=False, validator=boolean())
+    seed: int = attrs.field(
+        default=0, converter=plain_integer, validator=integer(0, at_most=2**32 - 1)
+    )
+    update_from: int | None = attrs.field(
+        default=100,
+        converter=attrs.converters.optional(plain_integer),
+        validator=optional(integer(1)),
+    )
+    update_trees: int = attrs.field(default=2, converter=plain_integer, validator=integer(1))
+
+    def __attrs_post_init__(self) -> None:
+        self.max_features = float(self.max_features)
         self.columns: tuple[EncodingColumn, ...] | None = None
         self._trees: list[_FittedTree] = []
         self._n_features = 0
@@ -297,28 +298,3 @@ def _fresh_random_state(seed: int, rows: int | None = None) -> np.random.RandomS
     """
     entropy = seed if rows is None else [seed, rows]
     return np.random.RandomState(np.random.PCG64(entropy))
-
-
-def _check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"RandomForestSurrogate: {name} must be an integer, got {value!r}")
-    if value < minimum or (maximum is not None and value > maximum):
-        bounds = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
-        raise ValueError(f"RandomForestSurrogate: {name} must be {bounds}, got {value}")
-    return int(value)
-
-
-def _check_ratio(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-        raise TypeError(f"RandomForestSurrogate: {name} must be a number, got {value!r}")
-    if not 0.0 < float(value) <= 1.0:
-        raise ValueError(
-            f"RandomForestSurrogate: {name} is a ratio of the columns, in (0, 1]; got {value}"
-        )
-    return float(value)
-
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"RandomForestSurrogate: {name} must be true or false, got {value!r}")
-    return bool(value)
