@@ -87,7 +87,7 @@ def test_a_regression_metric_on_a_classification_space_is_refused(tmp_path, caps
 
 def test_zero_workers_are_refused(tmp_path, capsys):
     code, err = validate(tmp_path, capsys, "executor={name: processes, params: {workers: 0}}")
-    assert code == 2 and "executor.params" in err and "workers must be at least 1" in err
+    assert code == 2 and "executor.params" in err and "workers must be an integer >= 1" in err
 
 
 def test_a_parameter_of_the_wrong_type_is_refused_before_the_run(tmp_path, capsys):

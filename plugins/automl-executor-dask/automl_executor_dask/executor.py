@@ -18,17 +18,20 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
+import attrs
 from distributed import Client, LocalCluster, get_worker
 
 from automl_core.contracts import Evaluator, Executor
 from automl_core.trial import Result, Trial
 from automl_engine.builtins.processes import ProcessExecutor
+from automl_spaces.options import integer
 
 #: Attribute under which a Dask worker keeps its trial sandbox.
 SANDBOX = "_automl_sandbox"
 _SANDBOX_LOCK = threading.Lock()
 
 
+@attrs.define(slots=False, eq=False)
 class DaskExecutor(Executor):
     """Submits each trial as a Dask task; ``capacity`` is the cluster's thread count.
 
@@ -38,20 +41,17 @@ class DaskExecutor(Executor):
 
     enforces_limits = True
 
-    def __init__(
-        self, address: str | None = None, workers: int = 2, threads_per_trial: int = 1
-    ) -> None:
-        if workers < 1:
-            raise ValueError(f"workers must be at least 1, got {workers}")
-        self.address = address
-        self.workers = workers
-        self.threads_per_trial = threads_per_trial
+    address: str | None = None
+    workers: int = attrs.field(default=2, validator=integer(at_least=1))
+    threads_per_trial: int = attrs.field(default=1, validator=integer(at_least=1))
+
+    def __attrs_post_init__(self) -> None:
         self.trial_time: float | None = None
         self.trial_memory_mb: int | None = None
         self.cluster: LocalCluster | None = None
         self.client: Client | None = None
         self._evaluator_task: tuple[Evaluator, Any] | None = None
-        self.capacity = workers if address is None else 1
+        self.capacity = self.workers if self.address is None else 1
 
     def set_limits(self, trial_time: float | None, trial_memory_mb: int | None) -> None:
         self.trial_time, self.trial_memory_mb = trial_time, trial_memory_mb

@@ -33,11 +33,13 @@ from multiprocessing.connection import Connection
 from queue import Queue
 from typing import Any
 
+import attrs
 import cloudpickle
 
 from automl_core.contracts import Evaluator, Executor
 from automl_core.hookspecs import RegisterFactory, hookimpl
 from automl_core.trial import Result, Status, Trial
+from automl_spaces.options import integer, number, optional
 
 #: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
 AUTOML_PLUGIN_API = 1
@@ -54,6 +56,7 @@ SHUT_DOWN = (
 )
 
 
+@attrs.define(slots=False, eq=False)
 class ProcessExecutor(Executor):
     """Runs trials in ``workers`` worker processes; see the module docstring.
 
@@ -66,21 +69,13 @@ class ProcessExecutor(Executor):
 
     enforces_limits = True
 
-    def __init__(
-        self,
-        workers: int = 2,
-        trial_time: float | None = None,
-        trial_memory_mb: int | None = None,
-        threads_per_trial: int = 1,
-    ) -> None:
-        if workers < 1:
-            raise ValueError(f"workers must be at least 1, got {workers}")
-        if threads_per_trial < 1:
-            raise ValueError(f"threads_per_trial must be at least 1, got {threads_per_trial}")
-        self.threads_per_trial = threads_per_trial
-        self.capacity = workers
-        self.trial_time = trial_time
-        self.trial_memory_mb = trial_memory_mb
+    workers: int = attrs.field(default=2, validator=integer(at_least=1))
+    trial_time: float | None = attrs.field(default=None, validator=optional(number(above=0)))
+    trial_memory_mb: int | None = attrs.field(default=None, validator=optional(integer(1)))
+    threads_per_trial: int = attrs.field(default=1, validator=integer(at_least=1))
+
+    def __attrs_post_init__(self) -> None:
+        self.capacity = self.workers
         self._jobs: Queue[tuple[Evaluator, Trial, Future[Result]] | None] = Queue()
         self._slots: list[_Slot] = []
         self._started = False
