@@ -85,11 +85,11 @@ def test_the_best_trials_are_in_rank_order_once_per_configuration(tmp_path):
 def test_the_loop_stores_the_elapsed_time_at_most_every_half_second(monkeypatch):
     """What a resumed run counts as spent is stored with a result when 0.5 s have passed
     since it was last stored, not with every result."""
-    from automl_engine import loop
+    from automl_engine import wall_time
 
     now = [100.0]
-    monkeypatch.setattr(loop.time, "monotonic", lambda: now[0])
-    budget = loop.Budget(trials=None, seconds=60)
+    monkeypatch.setattr(wall_time.time, "monotonic", lambda: now[0])
+    budget = wall_time.Budget(trials=None, seconds=60)
     recorded = []
     for _ in range(8):
         recorded.append(budget.elapsed_to_record())

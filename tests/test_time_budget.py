@@ -443,7 +443,7 @@ def test_the_search_reserves_the_time_of_the_refit_that_will_happen(plugins):
     """When the best trial's refit no longer fits in what is left of the run, the search
     keeps going until the end minus the refit of the best trial that does fit (the model the
     run will save), rather than stopping at once."""
-    from automl_engine.loop import Budget, finish_reserve
+    from automl_engine.wall_time import Budget, finish_reserve
 
     recipe = parse_recipe(toy_recipe(budget={"wall_time": 60}, executor="sequential"))
     with warnings.catch_warnings():
@@ -520,7 +520,7 @@ def test_the_search_does_not_ask_again_when_an_ask_would_outlast_the_wall_time()
     the longest of its recent asks is longer than the wall time left."""
     import time
 
-    from automl_engine.loop import ASKS_REMEMBERED, Budget
+    from automl_engine.wall_time import ASKS_REMEMBERED, Budget
 
     budget = Budget(None, 100.0, started=time.monotonic() - 90.0)  # about 10 s left
     assert budget.exhausted(0) is None
@@ -555,7 +555,7 @@ def test_past_the_deadline_the_fallback_keeps_the_best_refit_within_a_second_of_
 def test_the_reserve_is_computed_again_near_the_end_of_the_search_not_before():
     """An ensemble's likely members change with every trial: near the end (less left than
     is kept back) the reserve is recomputed, at most every 2 % of the wall time."""
-    from automl_engine.loop import Budget
+    from automl_engine.wall_time import Budget
 
     early = Budget(None, 100.0, started=time.monotonic() - 10)
     early.keep_back(20.0)
@@ -641,7 +641,7 @@ def test_a_fallback_reserve_is_the_trial_alone_and_asks_the_ensembler_once(plugi
     for the best trial only: asked again around each candidate fallback, it kept the loop
     seconds past the budget after its last trial."""
     from automl_engine.finishing import FinalModelChooser
-    from automl_engine.loop import Budget, finish_reserve
+    from automl_engine.wall_time import Budget, finish_reserve
 
     recipe = parse_recipe(
         toy_recipe(budget={"wall_time": 60}, executor="sequential", ensemble="best-two")

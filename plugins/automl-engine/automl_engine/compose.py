@@ -29,12 +29,12 @@ from automl_core.errors import AutoMLError, PluginError, RecipeError
 from automl_core.plugins import Plugins
 from automl_core.space import SearchSpace, by_kind
 from automl_engine.dataset import Dataset
-from automl_engine.finishing import FINISH_OVERHEAD_S
 from automl_engine.history import RunHistory
 from automl_engine.proposals import Proposals, start
 from automl_engine.recipe import ComponentRef, Recipe, check_names, component_refs
 from automl_engine.tasks import Task, build_task
 from automl_engine.validation import check_fidelity, seeded_params
+from automl_engine.wall_time import SetupClock, time_left
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ def prepare(
         fidelity=task.fidelity,
         task=task.description,
         trial_budget=recipe.budget.trials,
-        time_budget=_time_left(recipe.budget.wall_time, spent, deadline),
+        time_budget=time_left(recipe.budget.wall_time, spent, deadline),
     )
     proposals = start(strategy, context)
     clock.lap("the search strategy")
@@ -125,53 +125,6 @@ def prepare(
         threads,
         clock.laps,
     )
-
-
-class SetupClock:
-    """Times the stages of a run's set-up, and stops the run when they leave no time to
-    search in its wall time (:data:`~automl_engine.finishing.FINISH_OVERHEAD_S` at least
-    must be left for after the search)."""
-
-    def __init__(self, deadline: float | None, wall_time: float | None, spent: float = 0.0) -> None:
-        self.deadline, self.wall_time = deadline, wall_time
-        self.laps: dict[str, float] = {}
-        self._last = time.monotonic()
-        #: when the run's wall time started (the command's or ``fit``'s start)
-        self._started = (
-            None if deadline is None or wall_time is None else deadline - wall_time + spent
-        )
-
-    def lap(self, stage: str) -> None:
-        now = time.monotonic()
-        self.laps[stage] = round(now - self._last, 3)
-        self._last = now
-        if self.deadline is not None and now + FINISH_OVERHEAD_S > self.deadline:
-            assert self.wall_time is not None and self._started is not None
-            raise WallTimeTooShort(self.wall_time, now - self._started, self.laps)
-
-
-class WallTimeTooShort(AutoMLError):
-    """The run's wall time ended, or left less than a run needs after its search, before
-    the first trial. ``elapsed`` is the seconds since the wall time started, ``laps`` what
-    each stage of the set-up took (what came before the set-up is the rest)."""
-
-    def __init__(self, wall_time: float, elapsed: float, laps: dict[str, float]) -> None:
-        self.wall_time, self.elapsed, self.laps = wall_time, elapsed, dict(laps)
-        super().__init__(
-            f"budget.wall_time ({wall_time:g}s) is too short: {self.detail()}. Raise "
-            "budget.wall_time, or leave out the slowest stage (meta-features, warm start, "
-            "resampling: auto)"
-        )
-
-    def detail(self) -> str:
-        """What the time went on, in words that do not name the recipe key."""
-        before = self.elapsed - sum(self.laps.values())
-        stages = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in self.laps.items())
-        return (
-            f"{self.elapsed:.2f}s had gone before the first trial ({before:.2f}s of start-up "
-            f"before the set-up, then {stages}), and a run keeps {FINISH_OVERHEAD_S:g}s after "
-            f"its search for finishing, so no trial could start in {self.wall_time:g}s"
-        )
 
 
 def _check_space_kind(strategy: SearchStrategy, ref: ComponentRef, space: SearchSpace) -> None:
@@ -199,19 +152,6 @@ def _surrogate_factory(recipe: Recipe, plugins: Plugins) -> Callable[[], Surroga
         )
 
     return build
-
-
-def _time_left(
-    wall_time: float | None, spent: float, deadline: float | None = None
-) -> float | None:
-    """The seconds left to a run that already searched ``spent`` of its ``wall_time``
-    (None: no wall time): until ``deadline`` when there is one, so that the set-up so far
-    (meta-data, meta-features, warm start) is not counted as search time."""
-    if wall_time is None:
-        return None
-    if deadline is not None:
-        return max(0.0, deadline - time.monotonic())
-    return max(0.0, wall_time - spent)
 
 
 def _apply_limits(executor: Executor, recipe: Recipe) -> None:

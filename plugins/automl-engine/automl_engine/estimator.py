@@ -39,7 +39,6 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, v
 from automl_core.errors import AutoMLError
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.space import pipeline_space
-from automl_engine.compose import WallTimeTooShort
 from automl_engine.dataset import Dataset
 from automl_engine.history import RunHistory, StoredTrial, rank_key
 from automl_engine.model import TrainedModel
@@ -47,6 +46,7 @@ from automl_engine.model_trust import declared_model_types
 from automl_engine.recipe import MEMORY_SOURCE, Recipe, named_recipe, parse_recipe, read_recipe
 from automl_engine.run_folder import HISTORY_FILE, RunSummary, how_trials_ended, load_saved_model
 from automl_engine.runner import run
+from automl_engine.wall_time import WallTimeTooShort
 from automl_spaces.pipeline_space import PipelineSpace
 
 # ---------------------------------------------------------------------------------------------

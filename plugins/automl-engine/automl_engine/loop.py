@@ -8,105 +8,20 @@ already evaluated is in the history by then.
 
 from __future__ import annotations
 
-import math
 import time
 import traceback
 import warnings
-from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 
 from automl_core.contracts import SearchStrategy
 from automl_core.space import SearchSpace
 from automl_core.trial import Candidate, Result, Status, Trial
 from automl_engine.compose import Setup
-from automl_engine.finishing import ENSEMBLE_POOL
 from automl_engine.history import RunHistory, StoredTrial, rank_key
 from automl_engine.observers import Observers
 from automl_engine.proposals import Proposals, call_plugin
 from automl_engine.run_folder import ELAPSED, RunInfo
-
-#: Near the end of the search (less time left than is kept back for finishing), the
-#: reserve is computed again after a trial at most this often, as a share of the wall time:
-#: an ensemble's likely members change with every trial, not only with a new best.
-RESERVE_REFRESH_SHARE = 0.02
-
-#: How many of the strategy's latest asks the budget remembers: it stops asking when the
-#: longest of them would not end within the wall time left.
-ASKS_REMEMBERED = 5
-
-#: The run's elapsed time is stored with a result at most this often (seconds).
-ELAPSED_RECORD_S = 0.5
-
-
-class Budget:
-    """Counts trials and seconds; says when the search must stop asking.
-
-    ``seconds`` is the whole run's wall time, counted from ``started`` (a
-    ``time.monotonic()`` value: when the run began, so its set-up counts), plus ``spent``
-    seconds of an interrupted run. The search stops ``reserve`` seconds before its end,
-    the time the run needs after the search (:meth:`~automl_engine.tasks.Task.time_to_finish`),
-    and does not ask the strategy again when its recent asks took longer than what is left
-    (a surrogate that takes seconds to fit would otherwise run past the wall time).
-    """
-
-    def __init__(
-        self,
-        trials: int | None,
-        seconds: float | None,
-        spent: float = 0.0,
-        started: float | None = None,
-    ) -> None:
-        self.trials = trials
-        self.seconds = seconds
-        self.started = (time.monotonic() if started is None else started) - spent
-        self.reserve = 0.0
-        self.reserved_at = 0.0
-        self._asks: deque[float] = deque(maxlen=ASKS_REMEMBERED)
-        self._recorded = -math.inf  # when the elapsed time was last stored
-
-    def elapsed_to_record(self) -> dict[str, float] | None:
-        """The run's elapsed seconds, to store with a result (what a resumed run counts as
-        spent), at most every :data:`ELAPSED_RECORD_S`: a run killed at once under-counts
-        by less than that, and cheap trials write one statement each, not four."""
-        elapsed = self.elapsed()
-        if elapsed - self._recorded < ELAPSED_RECORD_S:
-            return None
-        self._recorded = elapsed
-        return {ELAPSED: elapsed}
-
-    def record_ask(self, seconds: float) -> None:
-        """How long the strategy's latest ask took."""
-        self._asks.append(seconds)
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-    def remaining_seconds(self) -> float | None:
-        """Seconds the search may still use (None: no wall time)."""
-        if self.seconds is None:
-            return None
-        return max(0.0, self.seconds - self.reserve - self.elapsed())
-
-    def keep_back(self, seconds: float) -> None:
-        """Stop the search ``seconds`` before the end, from now on."""
-        self.reserve = seconds
-        self.reserved_at = self.elapsed()
-
-    def reserve_is_stale(self) -> bool:
-        """Whether the reserve should be computed again after a trial that is not a new
-        best: near the end of the search, and not too soon after the last time."""
-        remaining = self.remaining_seconds()
-        if remaining is None or self.seconds is None or remaining > self.reserve:
-            return False
-        return self.elapsed() - self.reserved_at >= RESERVE_REFRESH_SHARE * self.seconds
-
-    def exhausted(self, asked: int) -> str | None:
-        if self.trials is not None and asked >= self.trials:
-            return "trial budget reached"
-        remaining = self.remaining_seconds()
-        if remaining == 0.0 or (remaining is not None and remaining < max(self._asks, default=0)):
-            return "wall-time budget reached"
-        return None
+from automl_engine.wall_time import Budget, finish_reserve
 
 
 def search(
@@ -202,33 +117,6 @@ def _record_search_end(history: RunHistory, budget: Budget) -> None:
             "at": time.time(),
         },
     )
-
-
-def finish_reserve(
-    setup: Setup, history: RunHistory, best: StoredTrial | None, budget: Budget
-) -> float:
-    """The seconds the search leaves for finishing: what finishing ``best`` takes
-    (:meth:`~automl_engine.tasks.Task.time_to_finish`), or, when that does not fit in what is
-    left of the run, what finishing the best trial that does fit takes: the final model
-    will be that trial alone (:func:`~automl_engine.finishing.refit_fallback`: no ensemble is
-    built around a fallback), and stopping at once would waste the time until then.
-
-    A fallback's time is its own (``others=[]``), so the ensembler is asked once, for
-    ``best``: asking it again around each candidate fallback -- up to 49, three selections
-    each -- kept the loop 8-11 s busy after its last trial, ending 2.4-8.2 s past a 60 s
-    budget (issue 44's regression grid)."""
-    ranked = history.best(ENSEMBLE_POOL) if best is not None else []
-    reserve = setup.task.time_to_finish(best, setup.recipe, ranked, history)
-    if budget.seconds is None or best is None:
-        return reserve
-    left = budget.seconds - budget.elapsed()
-    if reserve <= left:
-        return reserve
-    for trial in ranked[1:]:
-        fallback = setup.task.time_to_finish(trial, setup.recipe, [], history)
-        if fallback <= left:
-            return fallback
-    return reserve
 
 
 def replay(setup: Setup, history: RunHistory) -> list[Trial]:

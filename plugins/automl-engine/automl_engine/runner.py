@@ -46,6 +46,7 @@ from automl_engine.run_folder import (
 from automl_engine.run_lock import LOCK_FILE, RunFolderLock
 from automl_engine.tasks import cannot_resume_on
 from automl_engine.validation import check_recipe
+from automl_engine.wall_time import run_deadlines
 
 #: Recipe sections that must not change when a run is resumed: they define what the trials
 #: already in the history mean.
@@ -126,11 +127,7 @@ def _run_locked(
     spent = stored_elapsed(run_dir) if resume else 0.0
     if resume:
         _check_same_data(run_dir, dataset)
-    wall_time = recipe.budget.wall_time
-    run_deadline = None if wall_time is None else started + wall_time - spent
-    deadline = min((d for d in (deadline, run_deadline) if d is not None), default=None)
-    # a resumed run whose time was already spent only finishes: its set-up is not timed
-    timed = run_deadline if wall_time is None or spent < wall_time else None
+    deadline, timed = run_deadlines(started, recipe.budget.wall_time, spent, deadline)
     setup = prepare(recipe, plugins, benchmark, dataset, policy, spent, timed)
     setup.task.use_folder(run_dir)  # the folder exists: the lock made it
     if not resume:
