@@ -275,6 +275,12 @@ def on_run_start(run: RunInfo) -> None:
 
 
 @hookspec
+def on_trial_start(run: RunInfo, trial: Trial) -> None:
+    """The loop accepted a trial (the warm start's, a strategy's proposal, or one an
+    interrupted run left running) and handed it to the executor: SMAC's ask event."""
+
+
+@hookspec
 def on_trial_end(run: RunInfo, trial: Trial, result: Result) -> bool | None:
     """A trial finished and its result is stored in the history. ``False`` stops the run (early
     stopping): no new trials are asked, the running ones finish, then it ends as at a budget

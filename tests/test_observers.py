@@ -148,3 +148,28 @@ def test_an_installed_plugins_observer_is_named_by_its_distribution(tmp_path):
         "observer 'Logger-1' (automl-fancy-logger) raised in on_trial_end" in str(w.message)
         for w in caught
     )
+
+
+class Events:
+    """Records the order of the ask and tell events (SMAC's callbacks' pair)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+
+    @hookimpl
+    def on_trial_start(self, trial):
+        self.events.append(("start", trial.id))
+
+    @hookimpl
+    def on_trial_end(self, trial):
+        self.events.append(("end", trial.id))
+
+
+def test_each_trial_starts_before_it_ends_and_every_one_is_announced(plugins, tmp_path):
+    events = Events()
+    summary = run(parse_recipe(toy_recipe()), tmp_path / "run", plugins=plugins, observers=[events])
+    started = [trial for event, trial in events.events if event == "start"]
+    ended = [trial for event, trial in events.events if event == "end"]
+    assert started == list(range(summary.n_trials)) and sorted(ended) == started
+    for trial in started:
+        assert events.events.index(("start", trial)) < events.events.index(("end", trial))

@@ -69,6 +69,7 @@ def search(
                 asked += 1
             history.start(trial)
             in_flight[setup.executor.submit(evaluator, trial)] = trial
+            observers.trial_start(info, trial)
         if not in_flight:
             _record_search_end(history, budget)
             return stopped

@@ -1,5 +1,5 @@
-"""Calling the lifecycle hooks (``on_run_start``, ``on_trial_end``, ``on_run_end``) one
-observer at a time.
+"""Calling the lifecycle hooks (``on_run_start``, ``on_trial_start``, ``on_trial_end``,
+``on_run_end``) one observer at a time.
 
 pluggy calls every implementation of a hook in one go, and the first that raises aborts the
 call: one broken progress bar would then lose a run's model. Here each observer is called on
@@ -31,6 +31,9 @@ class Observers:
 
     def run_start(self, run: Any) -> None:
         self._call("on_run_start", run=run)
+
+    def trial_start(self, run: Any, trial: Any) -> None:
+        self._call("on_trial_start", run=run, trial=trial)
 
     def trial_end(self, run: Any, trial: Any, result: Any) -> str | None:
         """Tell every observer; the reason to stop if one of them returned ``False``."""
