@@ -316,6 +316,11 @@ DATA_FIDELITY_KINDS = ("iterations", "subsample")
 DEFAULT_DATA_FIDELITY = Fidelity("iterations", 1 / 9, 1.0)
 
 
+#: The ``origin`` of a trial of the warm start's configurations, whoever serves it (the run
+#: loop, or a strategy that ``serves_warm_start``): a strategy told a result may read it.
+WARM_START_ORIGIN = "warmstart"
+
+
 @dataclass
 class SearchContext:
     """Everything a strategy is handed at set-up."""
@@ -513,6 +518,7 @@ class Benchmark(abc.ABC):
 __all__ = [
     "DATA_FIDELITY_KINDS",
     "DEFAULT_DATA_FIDELITY",
+    "WARM_START_ORIGIN",
     "Benchmark",
     "Config",
     "Ensembler",

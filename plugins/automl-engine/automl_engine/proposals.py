@@ -15,15 +15,13 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from automl_core.contracts import SearchContext, SearchStrategy
+from automl_core.contracts import WARM_START_ORIGIN, SearchContext, SearchStrategy
 from automl_core.errors import AutoMLError
 from automl_core.space import SearchSpace
 from automl_core.trial import Candidate, Config, Trial
 
 log = logging.getLogger(__name__)
 
-#: The origin of a configuration the loop serves from the warm start.
-WARM_START_ORIGIN = "warmstart"
 #: Proposals refused in a row (each a configuration already tried) after which the strategy
 #: is taken to have nothing new left: the search ends as when ``ask`` returns None.
 MAX_REFUSED_IN_A_ROW = 100

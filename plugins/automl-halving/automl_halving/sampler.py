@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from automl_core.contracts import SearchContext, SearchSpace, Surrogate
+from automl_core.contracts import WARM_START_ORIGIN, SearchContext, SearchSpace, Surrogate
 from automl_core.space import VectorSpace, vector_space
 from automl_core.trial import Candidate, Config
 from automl_spaces.acquisition import (
@@ -138,7 +138,7 @@ class NewConfigurations:
         while self.queue:
             config = self.queue.pop(0)
             if self._claim(config):
-                return Candidate(config, origin="warmstart")
+                return Candidate(config, origin=WARM_START_ORIGIN)
         if self.surrogate is not None and self.rng.random() >= self.random_fraction:
             budget = self._model_budget()
             if budget is not None:

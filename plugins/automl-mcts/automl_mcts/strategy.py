@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from automl_core.contracts import SearchContext, SearchStrategy, Surrogate
+from automl_core.contracts import WARM_START_ORIGIN, SearchContext, SearchStrategy, Surrogate
 from automl_core.space import require_vector_space
 from automl_core.trial import Candidate, Result, Trial
 from automl_mcts.decisions import Decisions, Structure, make_decisions
@@ -59,9 +59,6 @@ INITIAL_SHARE = 0.25
 MIN_OBSERVED = 4
 #: Never fewer initial-design trials than this: the surrogate needs two finite results.
 MIN_DESIGN = 2
-#: The origin of a warm-start configuration (the run loop serves them before the design):
-#: its result counts in the rate at which trials finish, as the design's own do.
-WARMSTART = "warmstart"
 
 log = logging.getLogger(__name__)
 
@@ -395,7 +392,9 @@ class MCTS(SearchStrategy):
             item, path = started
             for prefix in path:
                 self.tree[prefix].pending -= 1
-        if started is not None or trial.origin == WARMSTART:  # run in this process's time
+        # the warm start's trials (the loop serves them before the design) ran in this
+        # process's time too: they count in the rate at which trials finish
+        if started is not None or trial.origin == WARM_START_ORIGIN:  # run in this process's time
             self.observed += 1
             if self._first_result_at is None:
                 self._first_result_at = self.clock()

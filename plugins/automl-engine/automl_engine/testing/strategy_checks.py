@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from automl_core.contracts import DEFAULT_DATA_FIDELITY, SearchContext, SearchStrategy, WarmStart
+from automl_core.contracts import (
+    DEFAULT_DATA_FIDELITY,
+    WARM_START_ORIGIN,
+    SearchContext,
+    SearchStrategy,
+    WarmStart,
+)
 from automl_core.errors import InvalidConfigurationError
 from automl_core.space import SearchSpace
 from automl_core.trial import Candidate, Result, Status, Trial
 from automl_engine.loop import replay_calls
-from automl_engine.proposals import Proposals
+from automl_engine.proposals import Proposals, start
 from automl_engine.testing.components import Component, NotApplicable, check, describe_kind
 from automl_engine.testing.spaces import (
     PIPELINE,
@@ -52,9 +58,7 @@ def set_up(
         warm_start=warm_start,
         fidelity=DEFAULT_DATA_FIDELITY,
     )
-    if not strategy.serves_warm_start:
-        context.served_first = len(context.warm_start_configs())
-    strategy.setup(context)
+    start(strategy, context)  # as a run sets it up; the checks ask the strategy itself
     return strategy, space
 
 
@@ -297,7 +301,7 @@ def check_strategy_takes_the_warm_start(component: Component) -> None:
             )
             continue
         for number, config in enumerate(configs):  # as the loop serves them
-            trial = Trial(number, space.validate(config), origin="warmstart")
+            trial = Trial(number, space.validate(config), origin=WARM_START_ORIGIN)
             strategy.tell(trial, ok(space, trial))
         later = search(strategy, space, 6, first_id=len(configs))
         assert later, f"after the warm start's results on a {kind} space, ask() proposed nothing"
