@@ -293,6 +293,15 @@ class Surrogate(abc.ABC):
         ``space`` (meta-data or weights of another space; ``task`` resolves meta-data names);
         ``automl validate`` asks, so a mismatch is refused before a run. Optional."""
 
+    def training_before_search(
+        self, space: VectorSpace, task: TaskDescription | None = None
+    ) -> str | None:
+        """What this surrogate, as configured, would train before the run's first trial (a
+        sentence naming it and the command that does it once, ahead), or None when it is
+        ready at once. ``automl validate`` refuses such training under a wall time, which
+        cannot bound it. Optional."""
+        return None
+
 
 @dataclass(frozen=True)
 class Fidelity:

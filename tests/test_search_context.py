@@ -123,3 +123,36 @@ def test_a_prepared_surrogate_is_told_the_space_and_handed_the_warm_starts_state
     calls.clear()
     prepared_surrogate(Taking, space, SearchContext(space=space, seed=0))
     assert calls == ["prepare", "prepare_space"]
+
+
+def test_a_surrogate_that_would_train_first_is_refused_under_a_wall_time():
+    """The run's safety net behind validate: with time to keep (a wall time), a surrogate
+    that says it would train before the first trial is refused before it starts; without
+    one it trains."""
+    from automl_core.contracts import Surrogate
+    from automl_core.errors import AutoMLError
+    from automl_engine.testing.spaces import pool_space
+    from automl_spaces.acquisition import prepared_surrogate
+
+    trained = []
+
+    class TrainsFirst(Surrogate):
+        def fit(self, X, y):
+            return self
+
+        def predict(self, X):
+            return np.zeros(len(X)), np.ones(len(X))
+
+        def training_before_search(self, space, task=None):
+            return "it would meta-train for minutes (`train it` first)"
+
+        def prepare_space(self, space, task=None):
+            trained.append(True)
+
+    space = pool_space()
+    timed = SearchContext(space=space, seed=0, time_budget=20.0)
+    with pytest.raises(AutoMLError, match="under a wall time, it would meta-train"):
+        prepared_surrogate(TrainsFirst, space, timed)
+    assert trained == []
+    prepared_surrogate(TrainsFirst, space, SearchContext(space=space, seed=0))
+    assert trained == [True]

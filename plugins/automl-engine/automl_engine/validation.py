@@ -222,11 +222,20 @@ def _check_surrogate_fits(
     )
     try:
         surrogate.check_space(space, task)
+        training = surrogate.training_before_search(space, task)
     except MetaDataNotLocal:
         return  # not converted here yet: the run converts it, then checks the same
     except (ValueError, AutoMLError) as error:
         expected = "a surrogate that can model the recipe's space"
         raise RecipeError("search.surrogate", ref.name, expected, str(error)) from None
+    if training is not None and recipe.budget.wall_time is not None:
+        raise RecipeError(
+            "search.surrogate",
+            ref.name,
+            f"a surrogate ready before the first trial (budget.wall_time: "
+            f"{recipe.budget.wall_time:g}s binds the run)",
+            training,
+        )
 
 
 def _check_space(recipe: Recipe, plugins: Plugins) -> VectorSpace:

@@ -17,6 +17,7 @@ from automl_metadata.lcdb import LCDB
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.oboe import Oboe
 from automl_metadata.oboe_autosklearn import OboeAutoSklearn
+from automl_metadata.shipped import KeelAutoSklearn
 from automl_metadata.store import FolderMetaData, MetaDataSource
 
 #: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
@@ -35,6 +36,11 @@ SOURCES: dict[str, tuple[type[MetaDataSource], str]] = {
         "Oboe's errors and runtimes, its models translated into autosklearn-classification",
     ),
     "lcdb": (LCDB, "LCDB learning curves: 248 datasets x 20 learners, train size as fidelity"),
+    "keel-autosklearn": (
+        KeelAutoSklearn,
+        "58 KEEL datasets x 100 autosklearn-classification pipelines, built by this project "
+        "(shipped)",
+    ),
     "autosklearn": (
         AutoSklearnMetaData,
         "auto-sklearn 0.15.0's meta-data: best configuration and 37 meta-features per dataset",

@@ -9,6 +9,7 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 from automl_core.errors import AutoMLError
@@ -26,7 +27,14 @@ def register_deeppipe_commands(register: RegisterCommand) -> None:
 
 
 def _configure_train(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("metadata", help="a meta-data source (`automl data list`) or folder")
+    parser.add_argument(
+        "metadata", nargs="?", help="a meta-data source (`automl data list`) or folder"
+    )
+    parser.add_argument(
+        "--recipe",
+        help="instead: what a run of this recipe would meta-train before its first trial "
+        "(its space, its surrogate's settings, its dataset left out), into the cache",
+    )
     parser.add_argument("--split", action="append", help="training split(s) (default: train)")
     parser.add_argument("--validation", help="the meta-validation split (default: see docs)")
     parser.add_argument("--preset", default="default", help="paper, default or quick")
@@ -52,10 +60,23 @@ def _configure_train(parser: argparse.ArgumentParser) -> None:
         metavar="STAGE=COMPONENT",
         help="leave a component's pipelines out of meta-training (the paper's Experiment 4)",
     )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="DATASET",
+        help="leave a dataset out of meta-training (what a run on it leaves out)",
+    )
     parser.add_argument("--threads", type=int, help="torch threads (default: all cores)")
     parser.add_argument(
         "--device", help="where torch trains: cpu, cuda, cuda:1... (default: a GPU if seen)"
     )
+    parser.add_argument(
+        "--space",
+        help="for meta-data of runs over a pipeline space: the space that encodes its "
+        "configurations (default: the one the meta-data names)",
+    )
+    parser.add_argument("--out", help="also save the checkpoint to this file (e.g. to ship it)")
     parser.add_argument("--quiet", action="store_true", help="no line per epoch")
 
 
@@ -97,12 +118,18 @@ def _train(args: argparse.Namespace) -> int:
     from automl_engine.metastore import resolve_metadata
     from automl_surrogate_deeppipe.metatrain import PRESETS, Architecture, meta_train
 
+    if args.recipe is not None:
+        if args.metadata is not None:
+            raise AutoMLError("give a meta-data source or --recipe, not both")
+        return _train_for_recipe(args.recipe)
+    if args.metadata is None:
+        raise AutoMLError("name the meta-data to meta-train on (`automl data list`), or --recipe")
     if args.preset not in PRESETS:
         raise AutoMLError(f"--preset {args.preset!r}: expected one of {', '.join(PRESETS)}")
     settings = _settings(args)
-    metadata = resolve_metadata(args.metadata, None, load_plugins())
-    if metadata.pool is None:
-        raise AutoMLError(f"{args.metadata}: DeepPipe meta-trains on meta-data over a pool")
+    plugins = load_plugins()
+    metadata = resolve_metadata(args.metadata, None, plugins)
+    space = metadata.pool if metadata.pool is not None else _pipeline_space(args, metadata, plugins)
 
     def progress(epoch: int, train: float, validation: float) -> None:
         if not args.quiet:
@@ -113,7 +140,7 @@ def _train(args: argparse.Namespace) -> int:
     try:
         checkpoint = meta_train(
             metadata,
-            metadata.pool,
+            space,
             split=args.split[0] if args.split and len(args.split) == 1 else (args.split or "train"),
             validation=args.validation,
             architecture=Architecture(
@@ -122,6 +149,7 @@ def _train(args: argparse.Namespace) -> int:
             settings=settings,
             seed=args.seed,
             omit=_omitted(args.omit),
+            exclude=args.exclude,
             threads=args.threads,
             progress=progress,
             device=args.device,
@@ -129,11 +157,69 @@ def _train(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise AutoMLError(str(error)) from None
     info = checkpoint.info
+    if args.out:
+        checkpoint.save(Path(args.out))
+        print(f"saved to {args.out} ({Path(args.out).stat().st_size / 1e6:.2f} MB)")
     print(
         f"checkpoint {info.get('key')}: {info['epochs_run']} epochs in {info['seconds']:.0f} s, "
         f"best validation NLL {info['validation_nll']:.4f} (epoch {info['best_epoch']})"
     )
     return 0
+
+
+def _train_for_recipe(reference: str) -> int:
+    """Meta-train what a run of the recipe would before its first trial, the same way (its
+    task's dataset loaded, so that the same datasets are left out), into the cache: a run
+    under a wall time then loads it at once."""
+    from automl_core.plugins import load_plugins
+    from automl_core.space import vector_space
+    from automl_engine.recipe import load_recipe
+    from automl_engine.tasks import build_task
+    from automl_engine.validation import seeded_params
+
+    plugins = load_plugins()
+    recipe = load_recipe(reference, (), plugins)
+    ref = recipe.search.surrogate
+    if ref is None or ref.name != "deeppipe":
+        raise AutoMLError(f"{reference}: its search.surrogate is not deeppipe")
+    if recipe.task.suite is not None:
+        raise AutoMLError(f"{reference}: a suite leaves out each dataset in turn: give one")
+    task = build_task(recipe, plugins)
+    space = vector_space(task.space)
+    if space is None:
+        raise AutoMLError(f"{reference}: its space has no vector encoding")
+    surrogate = plugins.create("surrogate", ref.name, seeded_params(plugins, ref, recipe))
+    training = surrogate.training_before_search(space, task.description)
+    if training is None:
+        print(f"{reference}: nothing to meta-train (no metadata, or already in the cache)")
+        return 0
+    surrogate.prepare(space.columns())
+    surrogate.prepare_space(space, task.description)
+    info = surrogate.meta_checkpoint.info
+    print(
+        f"checkpoint {info.get('key')}: {info['epochs_run']} epochs in {info['seconds']:.0f} s, "
+        f"best validation NLL {info['validation_nll']:.4f}; {reference} now runs without it"
+    )
+    return 0
+
+
+def _pipeline_space(args: argparse.Namespace, metadata: Any, plugins: Any) -> Any:
+    """The pipeline space that encodes meta-data built by runs over one (no pool)."""
+    from automl_core.space import vector_space
+
+    name = args.space or metadata.space
+    if not name:
+        raise AutoMLError(
+            f"{args.metadata}: the meta-data names no space and has no pool; give --space"
+        )
+    if name not in plugins.registry.names("space"):
+        raise AutoMLError(
+            f"{args.metadata}: space {name!r} is not registered (`automl plugins --kind space`)"
+        )
+    space = vector_space(plugins.create("space", name))
+    if space is None:
+        raise AutoMLError(f"space {name!r} has no vector encoding: DeepPipe cannot read it")
+    return space
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -209,6 +209,38 @@ def without_components(
     return keep
 
 
+def candidate_rows(metadata: MetaData, space: VectorSpace) -> np.ndarray:
+    """The encoded rows of the meta-data's configurations, in its column order: a pool's
+    table, or, for meta-data built by runs over a pipeline space (configurations as
+    parameter values, no pool), the configurations encoded by ``space``. A configuration
+    that ``space`` does not hold is refused, naming it: the meta-data is of another space."""
+    pool = space.as_pool()
+    name = metadata.info.get("source") or metadata.space or "the meta-data"
+    if not uses_run_space(metadata):
+        if pool is None:
+            raise ValueError(f"deeppipe: {name!r} is meta-data over a pool of pipelines")
+        return np.asarray(pool.encodings, dtype=float)
+    if pool is not None:
+        raise ValueError(
+            f"deeppipe: {name!r} is meta-data of runs over a pipeline space "
+            f"({metadata.space or 'unnamed'}); this search is over a pool"
+        )
+    try:
+        return np.asarray(space.encode(metadata.configs), dtype=float)
+    except Exception as error:  # ConfigSpace raises several kinds for a foreign value
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise ValueError(
+            f"deeppipe: {name!r} has configurations this space does not hold ({reason}): "
+            "it is meta-data over another space"
+        ) from None
+
+
+def uses_run_space(metadata: MetaData) -> bool:
+    """Meta-data without a pool: its configurations are parameter values of a pipeline space,
+    and meta-training embeds them with the run's own space (:func:`candidate_rows`)."""
+    return metadata.pool is None
+
+
 # -- training ---------------------------------------------------------------------------------
 def meta_train(
     metadata: MetaData,
@@ -238,10 +270,18 @@ def meta_train(
     where = training_device(device)
     resolved = PRESETS[settings] if isinstance(settings, str) else settings
     train_names, validation_names = split_datasets(metadata, split, validation, seed)
-    # only the datasets training would use: a test dataset left out changes nothing, and must
-    # not make a checkpoint of its own
-    exclude = sorted(set(exclude) & {*train_names, *validation_names})
-    key = cache_key(metadata, split, validation, architecture, resolved, seed, omit, exclude)
+    exclude = _used(exclude, train_names, validation_names)
+    key = cache_key(
+        metadata,
+        split,
+        validation,
+        architecture,
+        resolved,
+        seed,
+        omit,
+        exclude,
+        _space_layout(metadata, space),
+    )
     path = checkpoint_dir() / f"{key}.pt"
     if cache and path.exists():
         try:
@@ -270,6 +310,9 @@ def meta_train(
         omit={k: list(v) for k, v in (omit or {}).items()},
         exclude=exclude,
         key=key,
+        # the datasets whose losses shaped the weights: a search on one of them is not a
+        # fair measurement (the surrogate warns)
+        trained_on=sorted({*train_names, *validation_names} - left_out),
     )
     if isinstance(settings, str):
         checkpoint.info["preset"] = settings
@@ -281,6 +324,49 @@ def meta_train(
                 f"deeppipe: could not cache the checkpoint in {path} ({error})", stacklevel=2
             )
     return checkpoint
+
+
+def training_key(
+    metadata: MetaData,
+    space: VectorSpace,
+    *,
+    split: str | Sequence[str] = "train",
+    validation: str | None = None,
+    architecture: Architecture | None = None,
+    settings: MetaTraining | str = "default",
+    seed: int = 0,
+    omit: Mapping[str, Sequence[str]] | None = None,
+    exclude: Sequence[str] = (),
+) -> str:
+    """The cache key :func:`meta_train` would store this training under: whether a run would
+    train before its first trial (no such file in the cache) or load the weights at once."""
+    resolved = PRESETS[settings] if isinstance(settings, str) else settings
+    train_names, validation_names = split_datasets(metadata, split, validation, seed)
+    return cache_key(
+        metadata,
+        split,
+        validation,
+        architecture or Architecture(),
+        resolved,
+        seed,
+        omit,
+        _used(exclude, train_names, validation_names),
+        _space_layout(metadata, space),
+    )
+
+
+def _used(exclude: Sequence[str], train: list[str], validation: list[str]) -> list[str]:
+    """The left-out datasets that training would use: a test dataset left out changes
+    nothing, and must not make a checkpoint of its own."""
+    return sorted(set(exclude) & {*train, *validation})
+
+
+def _space_layout(metadata: MetaData, space: VectorSpace) -> dict | None:
+    """For meta-data that the run's space embeds (no pool), that space's layout: a space with
+    another component (CatBoost installed or not) makes other weights."""
+    if not uses_run_space(metadata):
+        return None
+    return Layout.of(space.columns(), space.blocks(), numeric_ranges(space)).signature()
 
 
 def training_device(device: str | None) -> torch.device:
@@ -315,10 +401,7 @@ def _algorithm_1(
     (its weights copied to the CPU)."""
     layout = Layout.of(space.columns(), space.blocks(), numeric_ranges(space))
     selector = Selector(space)
-    pool = space.as_pool()
-    if pool is None:
-        raise ValueError("deeppipe: meta-training needs meta-data over a pool of pipelines")
-    rows = np.asarray(pool.encodings, dtype=float)
+    rows = candidate_rows(metadata, space)
     selectors = selector(rows)
     packed_pool = pack(layout.transform(rows), selectors).to(device)
     keep = without_components(space, selectors, omit)
@@ -433,8 +516,10 @@ def cache_key(
     seed: int,
     omit: Mapping[str, Sequence[str]] | None,
     exclude: Sequence[str] = (),
+    layout: Mapping[str, Any] | None = None,
 ) -> str:
-    """The key of a checkpoint: everything its weights depend on."""
+    """The key of a checkpoint: everything its weights depend on (``layout``: the run's
+    space's, for meta-data that the run's space embeds)."""
     document = {
         "format": FORMAT,
         "metadata": metadata_fingerprint(metadata),
@@ -447,6 +532,8 @@ def cache_key(
     }
     if exclude:  # (keys of checkpoints that leave nothing out are those of earlier versions)
         document["exclude"] = sorted(exclude)
+    if layout is not None:
+        document["layout"] = dict(layout)
     return content_key(document, length=24)
 
 

@@ -40,6 +40,7 @@ encoder and the aggregation layers stay frozen.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -82,9 +83,12 @@ from automl_surrogate_deeppipe.metatrain import (
     PRESETS,
     Architecture,
     Checkpoint,
+    candidate_rows,
     checkpoint_dir,
     meta_train,
     split_datasets,
+    training_key,
+    uses_run_space,
 )
 from automl_surrogate_deeppipe.model import (
     DTYPE,
@@ -97,6 +101,7 @@ from automl_surrogate_deeppipe.model import (
     torch_threads,
 )
 from automl_surrogate_deeppipe.network import DEPTH
+from automl_surrogate_deeppipe.shipped import SHIPPED, shipped_for
 
 WHERE = "deeppipe surrogate"
 FINE_TUNING = ("kernel", "all")
@@ -197,6 +202,13 @@ class DeepPipeSurrogate(Surrogate):
             if self.metadata is not None:
                 self.meta_fit(self._resolved_metadata(), space)
             return
+        if self.checkpoint == SHIPPED:
+            self._use_space(space)
+            assert self._layout is not None
+            path, shipped = shipped_for(self._layout)
+            self._meta = self._checked(shipped, str(path))
+            self._warn_if_trained_on_task(shipped, path.name)
+            return
         checkpoint = self._load_checkpoint()
         structure = checkpoint.info.get("structure")
         if structure:
@@ -209,27 +221,64 @@ class DeepPipeSurrogate(Surrogate):
         """What ``automl validate`` asks before a run: the meta-data named in ``metadata`` is
         over this space (the same per-component layout) and has the splits named, so that a
         mismatch is refused before the run, not minutes into meta-training. A ``checkpoint``
-        is checked when the run loads it."""
-        if self.metadata is None or self.checkpoint is not None:
+        file (or ``default``, the shipped one) is of this space's layout; the authors'
+        weights are checked on their pool when the run loads them."""
+        if self.checkpoint is not None:
+            self._check_checkpoint_fits(space)
+            return
+        if self.metadata is None:
             return
         metadata = metadata_for(self.metadata, self.metadata_params, task, WHERE)
-        if metadata.pool is None:
-            raise ValueError(f"{WHERE}: meta-training needs meta-data with a pool of pipelines")
-        ours = Layout.of(list(space.columns()), space.blocks(), numeric_ranges(space))
-        self._refuse_another_layout(metadata.pool, metadata, ours)
+        if uses_run_space(metadata):
+            candidate_rows(metadata, space)  # its configurations are this space's
+        else:
+            assert metadata.pool is not None
+            ours = Layout.of(list(space.columns()), space.blocks(), numeric_ranges(space))
+            self._refuse_another_layout(metadata.pool, metadata, ours)
         split_datasets(metadata, self.split, self.validation, self.meta_seed)
+
+    def training_before_search(
+        self, space: VectorSpace, task: TaskDescription | None = None
+    ) -> str | None:
+        """Meta-training that the run would do before its first trial: with ``metadata``
+        and no checkpoint of that training in the cache (seconds to many minutes, which no
+        wall time bounds). None when the weights load at once."""
+        if self.metadata is None or self.checkpoint is not None or not self.cache:
+            return None
+        self._task = task
+        metadata = self._resolved_metadata()
+        pool_space = space if space.as_pool() is not None or uses_run_space(metadata) else None
+        key = training_key(
+            metadata,
+            pool_space or metadata.pool,
+            split=self.split,
+            validation=self.validation,
+            architecture=self.architecture,
+            settings=self.preset,
+            seed=self.meta_seed,
+            omit=self.omit,
+            exclude=self._left_out(metadata),
+        )
+        if (checkpoint_dir() / f"{key}.pt").exists():
+            return None
+        name = metadata.info.get("source") or self.metadata
+        return (
+            f"DeepPipe would meta-train on {name!r} (preset {self.preset}) before the first "
+            "trial, which the wall time does not bound: train it once into the cache with "
+            "`automl deeppipe train --recipe RECIPE` (RECIPE: this recipe's file), or use "
+            "`checkpoint: default` (the shipped one)"
+        )
 
     def meta_fit(self, metadata: MetaData, space: SearchSpace) -> None:
         """Meta-train on ``metadata`` (its pool: ``space``, or the meta-data's own pool when
-        ``space`` is not a pool), or take the cached checkpoint of the same training."""
-        pool_space: Any = (
-            space if getattr(space, "as_pool", lambda: None)() is not None else metadata.pool
-        )
-        if pool_space is None:
-            raise ValueError(f"{WHERE}: meta-training needs meta-data with a pool of pipelines")
+        ``space`` is not a pool; meta-data built by runs over a pipeline space: ``space``
+        encodes its configurations), or take the cached checkpoint of the same training."""
+        on_pool = getattr(space, "as_pool", lambda: None)() is not None
+        pool_space: Any = space if on_pool or uses_run_space(metadata) else metadata.pool
         if self._layout is None:
             self._use_space(pool_space)
-        self._refuse_another_layout(pool_space, metadata)
+        if not uses_run_space(metadata):
+            self._refuse_another_layout(pool_space, metadata)
         checkpoint = meta_train(
             metadata,
             pool_space,
@@ -461,6 +510,38 @@ class DeepPipeSurrogate(Surrogate):
                 "weights transfer only within one space. Meta-train on meta-data of this "
                 "space (`automl data build` from runs over it), or leave `metadata` out "
                 "(DeepPipe then learns from this run's trials alone)"
+            )
+
+    def _check_checkpoint_fits(self, space: VectorSpace) -> None:
+        """``checkpoint`` (a file, or the shipped one) was trained on ``space``'s layout."""
+        ours = Layout.of(list(space.columns()), space.blocks(), numeric_ranges(space))
+        if self.checkpoint == SHIPPED:
+            shipped_for(ours)
+            return
+        if str(self.checkpoint).startswith("authors:"):
+            return
+        checkpoint = Checkpoint.load(Path(str(self.checkpoint)))
+        if checkpoint.layout != ours.signature():
+            raise ValueError(
+                f"{WHERE}: checkpoint {self.checkpoint} was trained on another space's layout "
+                f"(its stages: {checkpoint.layout.get('stage_names')}, inputs "
+                f"{checkpoint.layout.get('width')}; this space: {list(ours.stage_names)}, "
+                f"inputs {ours.width}): meta-train one on meta-data of this space"
+            )
+
+    def _warn_if_trained_on_task(self, checkpoint: Checkpoint, what: str) -> None:
+        """A checkpoint whose meta-training saw the task's own dataset has seen its answers:
+        fine for a user's run, not for a measurement; said, not refused."""
+        if self._task is None:
+            return
+        seen = set(checkpoint.info.get("trained_on", ()))
+        names = {self._task.dataset, *getattr(self._task, "aliases", ())}
+        if seen & names:
+            warnings.warn(
+                f"{WHERE}: {what} was meta-trained on {self._task.dataset}'s own losses; to "
+                "measure DeepPipe on it, use `metadata:` (meta-training then leaves the "
+                "dataset out)",
+                stacklevel=2,
             )
 
     def _checked(self, checkpoint: Checkpoint, what: str) -> Checkpoint:
