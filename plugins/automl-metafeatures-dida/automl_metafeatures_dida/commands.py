@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # torch loads only when a command runs
     from automl_metafeatures_dida.network import Architecture, DidaWeights
 
 HELP = {
+    "describe": "describe a meta-data's datasets by Dida's meta-features (for knd), cached",
     "train": "train Dida on patch identification (default: KEEL's 43 datasets) or on "
     "configuration ranking (--metadata) and cache it",
     "list": "the cached Dida networks: corpus, validation accuracy, steps, time",
@@ -23,6 +24,40 @@ HELP = {
 def register_dida_commands(register: RegisterCommand) -> None:
     register("dida train", _configure_train, _train, help=HELP["train"])
     register("dida list", _configure_list, _list, help=HELP["list"])
+    register("dida describe", _configure_describe, _describe, help=HELP["describe"])
+
+
+def _configure_describe(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("metadata", help="a meta-data source or folder whose datasets to describe")
+    parser.add_argument("--weights", help="a trained network (default: the provider's)")
+    parser.add_argument(
+        "--ship",
+        action="store_true",
+        help="write the table into the package (models/), where a fresh install reads it",
+    )
+
+
+def _describe(args: argparse.Namespace) -> int:
+    """Describe a meta-data's datasets once (cached, or shipped with --ship): the source
+    ``dida`` over that meta-data then computes nothing at run time."""
+    import time
+
+    from automl_core.plugins import load_plugins
+    from automl_engine.metastore import resolve_metadata
+    from automl_metafeatures_dida.described import SHIPPED_TABLES, DidaMetaData
+
+    plugins = load_plugins()
+    described = DidaMetaData(args.metadata, weights=args.weights, registry=plugins)
+    datasets = resolve_metadata(args.metadata, None, plugins).datasets
+    started = time.monotonic()
+    table = described.table(datasets)
+    seconds = time.monotonic() - started
+    print(f"{len(table)} of {len(datasets)} datasets described in {seconds:.0f} s")
+    if args.ship:
+        path = SHIPPED_TABLES / f"described-{described.key(datasets)}.csv"
+        table.to_csv(path)
+        print(f"shipped: {path} ({path.stat().st_size / 1e3:.0f} KB)")
+    return 0
 
 
 def _configure_train(parser: argparse.ArgumentParser) -> None:
