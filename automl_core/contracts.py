@@ -220,6 +220,12 @@ class WarmStarter(abc.ABC):
         """Up to ``n`` configurations, valid in ``space``, best first (``n`` None: as many as
         the warm-starter itself chooses, e.g. its whole portfolio)."""
 
+    def training_before_search(self, task: TaskDescription, space: SearchSpace) -> str | None:
+        """What ``suggest`` would train first (a sentence naming it and how to do it once,
+        ahead), or None when it answers at once. A run under a wall time, which cannot
+        bound such training, is refused before its first trial. Optional."""
+        return None
+
 
 @dataclass(frozen=True)
 class Policy:

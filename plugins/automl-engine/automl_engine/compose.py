@@ -186,6 +186,16 @@ def _warm_start(recipe: Recipe, plugins: Plugins, task: Task) -> WarmStart | Non
         "warmstarter", recipe.warmstart.starter.name, recipe.warmstart.starter.params
     )
     try:
+        if recipe.budget.wall_time is not None:
+            training = starter.training_before_search(task.description, task.space)
+            if training is not None:
+                raise RecipeError(
+                    "warmstart",
+                    recipe.warmstart.starter.name,
+                    "a warm start ready before the first trial (budget.wall_time: "
+                    f"{recipe.budget.wall_time:g}s binds the run)",
+                    training,
+                )
         return starter.suggest(task.description, task.space, recipe.warmstart.configs)
     except AutoMLError as error:
         if not recipe.warmstart.optional:

@@ -68,6 +68,8 @@ def check_recipe(recipe: Recipe, plugins: Plugins) -> list[str]:
         space = _check_space(recipe, plugins)
         if surrogate is not None:
             _check_surrogate_fits(recipe, plugins, surrogate, space)
+        if recipe.warmstart is not None and recipe.budget.wall_time is not None:
+            _check_warm_start_ready(recipe, plugins, space)
     return warnings + _check_limits(recipe, plugins)
 
 
@@ -212,14 +214,7 @@ def _check_surrogate_fits(
     meta-data or weights are of this space: ``Surrogate.check_space``)."""
     ref = recipe.search.surrogate
     assert ref is not None
-    task = TaskDescription(
-        dataset=str(recipe.task.dataset or ""),
-        task=str(getattr(space, "task", "")),
-        n_rows=0,
-        n_features=0,
-        metric=str(recipe.task.metric or ""),
-        resolve_metadata=local_metadata_resolver(plugins),
-    )
+    task = _described(recipe, plugins, space)
     try:
         surrogate.check_space(space, task)
         training = surrogate.training_before_search(space, task)
@@ -236,6 +231,44 @@ def _check_surrogate_fits(
             f"{recipe.budget.wall_time:g}s binds the run)",
             training,
         )
+
+
+def _check_warm_start_ready(recipe: Recipe, plugins: Plugins, space: VectorSpace) -> None:
+    """Under a wall time, the warm-starter has nothing to train before the first trial
+    (``WarmStarter.training_before_search``); an optional warm start is left to the run,
+    which then starts cold."""
+    assert recipe.warmstart is not None and recipe.budget.wall_time is not None
+    if recipe.warmstart.optional:
+        return
+    ref = recipe.warmstart.starter
+    starter = build(plugins, "warmstart", "warmstarter", ref)
+    try:
+        training = starter.training_before_search(_described(recipe, plugins, space), space)
+    except MetaDataNotLocal:
+        return  # not converted here yet: the run converts it, then checks the same
+    except (ValueError, AutoMLError):
+        return  # what suggest would refuse, the run says with its own message
+    if training is not None:
+        raise RecipeError(
+            "warmstart",
+            ref.name,
+            "a warm start ready before the first trial (budget.wall_time: "
+            f"{recipe.budget.wall_time:g}s binds the run)",
+            training,
+        )
+
+
+def _described(recipe: Recipe, plugins: Plugins, space: VectorSpace) -> TaskDescription:
+    """The task as far as a recipe says, before its data is loaded: for the checks of
+    components that read meta-data (which datasets they leave out)."""
+    return TaskDescription(
+        dataset=str(recipe.task.dataset or ""),
+        task=str(getattr(space, "task", "")),
+        n_rows=0,
+        n_features=0,
+        metric=str(recipe.task.metric or ""),
+        resolve_metadata=local_metadata_resolver(plugins),
+    )
 
 
 def _check_space(recipe: Recipe, plugins: Plugins) -> VectorSpace:

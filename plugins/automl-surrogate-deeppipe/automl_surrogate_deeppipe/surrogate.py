@@ -289,7 +289,7 @@ class DeepPipeSurrogate(Surrogate):
             seed=self.meta_seed,
             omit=self.omit,
             exclude=self._left_out(metadata),
-            threads=None,
+            threads=self.threads,  # torch's default (every core) contends with trial workers
             cache=self.cache,
         )
         self._meta = self._checked(checkpoint, "the meta-trained checkpoint")

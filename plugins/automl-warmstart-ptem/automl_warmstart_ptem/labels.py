@@ -146,9 +146,13 @@ class LabelStore:
         key = content_key({"metadata": fingerprint, "settings": asdict(settings)})
         self.path = cache_dir() / "ptem" / "labels" / f"{name}-{key}.json"
         self.scores: dict[str, dict[str, float]] = {}
-        if self.path.exists():
-            stored = json.loads(self.path.read_text())
-            self.scores = {t: {s: float(v) for s, v in by.items()} for t, by in stored.items()}
+        # the cache's (it grows as labels are measured), else the package's shipped ones
+        shipped = Path(__file__).resolve().parent / "shipped" / "labels" / self.path.name
+        for path in (self.path, shipped):
+            if path.exists():
+                stored = json.loads(path.read_text())
+                self.scores = {t: {s: float(v) for s, v in by.items()} for t, by in stored.items()}
+                break
 
     def get(self, target: str, source: str) -> float | None:
         return self.scores.get(target, {}).get(source)

@@ -51,6 +51,12 @@ from automl_warmstart_ptem.ranker import TOP_K, SourceRanker
 
 log = logging.getLogger(__name__)
 
+#: What ships with the package, in the cache's layout: the ranker and the labels of the
+#: default sources of keel-autosklearn (README, "Shipped"), so that a run on a user's
+#: dataset trains nothing; a ranker leaving one of those sources out is refitted from the
+#: shipped labels in a second.
+SHIPPED = Path(__file__).resolve().parent / "shipped"
+
 #: How many sources the ranker is trained on (and chooses among) when none are named.
 DEFAULT_SOURCES = 12
 #: How the source is picked: by the ranker, or at random (the paper's Fig. 7 ablation).
@@ -205,19 +211,11 @@ class RankedPTEM(WarmStarter):
         ranker = SourceRanker(k=self.k, seed=self.seed)
         labelled = metadata if metadata.pool is not None else with_pool(metadata, space, name)
         fingerprint = metadata_fingerprint(labelled)
-        key = content_key(
-            {
-                "metadata": fingerprint,
-                "sources": sorted(sources),
-                "labels": asdict(self.labels),
-                "ranker": {"k": ranker.k, **ranker.settings},
-                "columns": [str(c) for c in table.columns],
-            }
-        )
+        folder = self._ranker_folder(fingerprint, name, table, sources, ranker)
+        for trained in (folder, SHIPPED / "rankers" / folder.name):
+            if trained.exists():
+                return SourceRanker.load(trained)
         stem = safe_folder_name(Path(name).name or name)  # a folder's own name, not its path
-        folder = cache_dir() / "ptem" / "rankers" / f"{stem}-{key}"
-        if folder.exists():
-            return SourceRanker.load(folder)
         store = LabelStore(fingerprint, stem, self.labels)
         log.info("ptem: labelling %d sources by BO runs (cached in %s)", len(sources), store.path)
         scores = leave_one_out_scores(
@@ -230,6 +228,65 @@ class RankedPTEM(WarmStarter):
         )
         ranker.fit(table, scores).save(folder)
         return ranker
+
+    def training_before_search(self, task: TaskDescription, space: SearchSpace) -> str | None:
+        """The ranker's training, when neither the cache nor the package holds it and its
+        labels are not all measured: BO runs of minutes to hours, which no wall time bounds.
+        (A ranker refitted from labels all measured takes a second: not training.)"""
+        if self.pick == "random":
+            return None
+        metadata, name = self._metadata(task)
+        table = _metafeature_table(metadata, name)
+        left_out = set(left_out_datasets(metadata.datasets, task, self.exclude, self.exclude_self))
+        sources = [s for s in self.candidate_sources(metadata, table) if s not in left_out]
+        if len(sources) < 3:
+            return None  # suggest says so
+        labelled = metadata if metadata.pool is not None else with_pool(metadata, space, name)
+        fingerprint = metadata_fingerprint(labelled)
+        ranker = SourceRanker(k=self.k, seed=self.seed)
+        folder = self._ranker_folder(fingerprint, name, table, sources, ranker)
+        if folder.exists() or (SHIPPED / "rankers" / folder.name).exists():
+            return None
+        store = LabelStore(fingerprint, safe_folder_name(Path(name).name or name), self.labels)
+        missing = sum(
+            store.get(target, source) is None
+            for target in sources
+            for source in sources
+            if source != target
+        )
+        if not missing:
+            return None
+        pairs = len(sources) * (len(sources) - 1)
+        return (
+            f"ptem would first measure {missing} of its ranker's {pairs}"
+            f" labels by BO runs ({self.labels.runs} of {self.labels.trials} trials each) on "
+            f"{len(sources)} sources of {name!r}, which the wall time does not bound: run the "
+            "recipe once without a wall time (e.g. budget: {trials: 1}) to cache them, or use "
+            "the settings shipped for keel-autosklearn (max_sources: 6, label_runs: 1, "
+            "label_trials: 20; the plugin's README)"
+        )
+
+    def _ranker_folder(
+        self,
+        fingerprint: str,
+        name: str,
+        table: pd.DataFrame,
+        sources: Sequence[str],
+        ranker: SourceRanker,
+    ) -> Path:
+        """Where the ranker of these sources and settings is cached (the package ships some
+        under the same folder name)."""
+        key = content_key(
+            {
+                "metadata": fingerprint,
+                "sources": sorted(sources),
+                "labels": asdict(self.labels),
+                "ranker": {"k": ranker.k, **ranker.settings},
+                "columns": [str(c) for c in table.columns],
+            }
+        )
+        stem = safe_folder_name(Path(name).name or name)  # a folder's own name, not its path
+        return cache_dir() / "ptem" / "rankers" / f"{stem}-{key}"
 
     def _metadata(self, task: TaskDescription) -> tuple[MetaData, str]:
         """The meta-data, and its name (the reference a recipe names it by; for a MetaData
