@@ -32,7 +32,7 @@ from sklearn.ensemble import (
     RandomForestRegressor,
 )
 from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.linear_model import ARDRegression, SGDRegressor
+from sklearn.linear_model import ARDRegression, Ridge, SGDRegressor
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.neural_network import MLPRegressor
 from sklearn.preprocessing import StandardScaler
@@ -308,6 +308,18 @@ def sgd(params: dict[str, Any], context: BuildContext) -> TransformedTargetRegre
     loss = "squared_error" if params["loss"] == "squared_loss" else params["loss"]
     kwargs = sgd_kwargs(params, context.seed, default_power_t=0.25)
     return _standardized_target(SGDRegressor(loss=loss, **kwargs))
+
+
+def _ridge_space() -> ConfigurationSpace:
+    return make_space(Float("alpha", (1e-5, 1e3), default=1.0, log=True))
+
+
+@REGRESSORS.add("ridge", _ridge_space)
+def ridge(params: dict[str, Any], context: BuildContext) -> Ridge:
+    """L2-regularised least squares: not in auto-sklearn's list, added here because on small
+    regression datasets a linear model with a tuned penalty is often the one to beat (ARD's
+    priors and SGD's learning rate are harder to get right in a short search)."""
+    return Ridge(alpha=float(params["alpha"]))
 
 
 REGRESSORS.append(lightgbm_component("regression"))

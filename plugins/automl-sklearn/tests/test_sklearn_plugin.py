@@ -15,7 +15,7 @@ CLASSIFIERS = {
 REGRESSORS = {
     "adaboost", "ard_regression", "decision_tree", "extra_trees", "gaussian_process",
     "gradient_boosting", "k_nearest_neighbors", "liblinear_svr", "libsvm_svr", "mlp",
-    "random_forest", "sgd", "lightgbm", "xgboost",
+    "random_forest", "ridge", "sgd", "lightgbm", "xgboost",
 }  # fmt: skip
 SHARED_PREPROCESSORS = {
     "no_preprocessing", "fast_ica", "feature_agglomeration", "kernel_pca", "kitchen_sinks",
