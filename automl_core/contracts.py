@@ -132,6 +132,9 @@ class TaskDescription:
     #: Other names of the same dataset (its OpenML name or id, lower case), so that a
     #: warm-starter can leave the dataset itself out of its meta-data (leave-one-out).
     aliases: tuple[str, ...] = ()
+    #: Training rows of the rarest class (classification; None otherwise or unknown): how
+    #: many minority rows a holdout would validate on is what makes it reliable or not.
+    smallest_class_rows: int | None = None
     #: The table-lookup benchmark a ``benchmark`` task is on (its registered name, e.g.
     #: ``oboe``, which also names its meta-data); None for a data task.
     benchmark: str | None = None

@@ -209,6 +209,7 @@ class DataTask:
             task=dataset.task,
             n_rows=train.n_rows,
             n_features=train.n_features,
+            smallest_class_rows=smallest_class_rows(train),
             metric=metric.name,
             metafeatures=_metafeatures(recipe, plugins, train),
             aliases=dataset_aliases(dataset) if aliases is None else aliases,
@@ -473,6 +474,14 @@ def _source_of(reference: str) -> str | None:
         return parse_reference(reference)[0]
     except DatasetError:
         return None
+
+
+def smallest_class_rows(dataset: Dataset) -> int | None:
+    """How many rows the rarest class has (None for regression)."""
+    if dataset.task != "classification":
+        return None
+    _, counts = np.unique(np.asarray(dataset.y, dtype=str), return_counts=True)
+    return int(counts.min()) if len(counts) else 0
 
 
 def dataset_aliases(dataset: Dataset, named_by_source: bool = True) -> tuple[str, ...]:

@@ -31,11 +31,25 @@ class BaggedByRows(PolicySelector):
     many_folds: int = attrs.field(default=8, validator=integer(at_least=2))
     many_folds_below: int = attrs.field(default=1000, validator=integer(at_least=0))
     holdout: float = attrs.field(default=0.33, validator=number(above=0, below=1))
+    #: bag above ``max_bagged_rows`` too when the holdout would validate on fewer rows of
+    #: the rarest class than this (0: rows alone decide). With 3 % of a class in 1,200
+    #: training rows, a 33 % holdout scores balanced accuracy on about 13 of its rows, and
+    #: thousands of trials then pick a configuration that was lucky on them.
+    min_holdout_class_rows: int = attrs.field(default=0, validator=integer(at_least=0))
 
     def select(self, task: TaskDescription, time_budget: float | None) -> Policy:
         rows = task.n_rows
-        info = {"rows": rows, "max_bagged_rows": self.max_bagged_rows}
-        if rows > self.max_bagged_rows:
+        info: dict[str, object] = {"rows": rows, "max_bagged_rows": self.max_bagged_rows}
+        if rows > self.max_bagged_rows and not self._rare_class_in_holdout(task, info):
             return Policy("holdout", {"holdout": self.holdout}, False, info)
         folds = self.many_folds if rows < self.many_folds_below else self.folds
         return Policy(f"bagged-cv{folds}", {"cv": folds, "bag": True}, False, info)
+
+    def _rare_class_in_holdout(self, task: TaskDescription, info: dict[str, object]) -> bool:
+        """Whether the holdout would hold fewer than ``min_holdout_class_rows`` rows of the
+        rarest class (said in ``info``)."""
+        if not self.min_holdout_class_rows or task.smallest_class_rows is None:
+            return False
+        expected = task.smallest_class_rows * self.holdout
+        info["holdout_rarest_class_rows"] = round(expected, 1)
+        return expected < self.min_holdout_class_rows

@@ -215,6 +215,25 @@ def test_bagged_by_rows_bags_small_data_and_holds_out_large_data():
         BaggedByRows(folds=1)
 
 
+def test_bagged_by_rows_bags_large_data_whose_rarest_class_a_holdout_would_starve():
+    """1,200 training rows, 40 of the rarest class: a 33 % holdout would validate on about
+    13 of them, so with ``min_holdout_class_rows: 30`` the data is bagged though large; with
+    400 of them (132 in the holdout), or for regression, rows alone decide; off by default."""
+    from automl_core.contracts import TaskDescription
+    from automl_policy.by_rows import BaggedByRows
+
+    def task(rarest, kind="classification"):
+        return TaskDescription("d", kind, 1200, 10, "balanced_accuracy", smallest_class_rows=rarest)
+
+    selector = BaggedByRows(max_bagged_rows=500, many_folds_below=0, min_holdout_class_rows=30)
+    imbalanced = selector.select(task(40), 60)
+    assert imbalanced.resampling == {"cv": 5, "bag": True}
+    assert imbalanced.info["holdout_rarest_class_rows"] == 13.2
+    assert selector.select(task(400), 60).resampling == {"holdout": 0.33}
+    assert selector.select(task(None, "regression"), 60).resampling == {"holdout": 0.33}
+    assert BaggedByRows(max_bagged_rows=500).select(task(40), 60).resampling == {"holdout": 0.33}
+
+
 def lda_on_iris(resampling: object) -> dict:
     """Two trials of LDA on iris, resampled as ``resampling`` says."""
     return {
@@ -251,3 +270,15 @@ def test_a_recipe_gives_the_selector_its_parameters(tmp_path):
     with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
         policy = history.get_meta("policy")
     assert policy["name"] == "holdout" and policy["info"] == {"rows": 150, "max_bagged_rows": 100}
+
+
+def test_a_run_tells_the_selector_its_rarest_class(tmp_path):
+    """The run counts the training rows of the rarest class (iris: 50): a 33 % holdout would
+    hold 16.5 of them, under ``min_holdout_class_rows: 30``, so 150 rows are bagged though
+    ``max_bagged_rows`` is 100."""
+    params = {"max_bagged_rows": 100, "min_holdout_class_rows": 30}
+    document = lda_on_iris({"auto": {"name": "bagged-by-rows", "params": params}})
+    run(parse_recipe(document), tmp_path / "run", plugins=load_plugins())
+    with RunHistory(tmp_path / "run" / HISTORY_FILE, read_only=True) as history:
+        policy = history.get_meta("policy")
+    assert policy["name"] == "bagged-cv8" and policy["info"]["holdout_rarest_class_rows"] == 16.5
