@@ -224,13 +224,15 @@ def _pipeline_space(args: argparse.Namespace, metadata: Any, plugins: Any) -> An
 
 def _list(args: argparse.Namespace) -> int:
     from automl_surrogate_deeppipe.metatrain import list_checkpoints
+    from automl_surrogate_deeppipe.shipped import shipped_checkpoints
 
     rows = []
-    for path, checkpoint in list_checkpoints():
+    for path, checkpoint in list_checkpoints() + shipped_checkpoints():
         info = checkpoint.info
         rows.append(
             {
                 "file": str(path),
+                "shipped": path.parent.name == "checkpoints",
                 "metadata": info.get("metadata"),
                 "split": info.get("split"),
                 "preset": info.get("preset", "custom"),
@@ -245,14 +247,15 @@ def _list(args: argparse.Namespace) -> int:
         json.dump(rows, sys.stdout, indent=2)
         print()
         return 0
-    if not rows:
+    if all(row["shipped"] for row in rows):
         print("no cached DeepPipe checkpoint (`automl deeppipe train pmf` makes one)")
     for row in rows:
         if row["epochs"] is None:  # not trained here: the authors' weights, imported
             print(f"{row['file']}\n  {row['metadata']}, {row['architecture']}")
             continue
         print(
-            f"{row['file']}\n  {row['metadata']} split {row['split']}, preset {row['preset']}, "
+            f"{row['file']}{' (shipped: checkpoint: default)' if row['shipped'] else ''}\n"
+            f"  {row['metadata']} split {row['split']}, preset {row['preset']}, "
             f"{row['architecture']}, omit {row['omit'] or 'nothing'}: {row['epochs']} epochs, "
             f"validation NLL {row['validation_nll']:.4f}, {row['seconds']:.0f} s"
         )

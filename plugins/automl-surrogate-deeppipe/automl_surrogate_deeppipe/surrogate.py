@@ -248,17 +248,7 @@ class DeepPipeSurrogate(Surrogate):
         self._task = task
         metadata = self._resolved_metadata()
         pool_space = space if space.as_pool() is not None or uses_run_space(metadata) else None
-        key = training_key(
-            metadata,
-            pool_space or metadata.pool,
-            split=self.split,
-            validation=self.validation,
-            architecture=self.architecture,
-            settings=self.preset,
-            seed=self.meta_seed,
-            omit=self.omit,
-            exclude=self._left_out(metadata),
-        )
+        key = training_key(metadata, pool_space or metadata.pool, **self._training(metadata))
         if (checkpoint_dir() / f"{key}.pt").exists():
             return None
         name = metadata.info.get("source") or self.metadata
@@ -282,13 +272,7 @@ class DeepPipeSurrogate(Surrogate):
         checkpoint = meta_train(
             metadata,
             pool_space,
-            split=self.split,
-            validation=self.validation,
-            architecture=self.architecture,
-            settings=self.preset,
-            seed=self.meta_seed,
-            omit=self.omit,
-            exclude=self._left_out(metadata),
+            **self._training(metadata),
             threads=self.threads,  # torch's default (every core) contends with trial workers
             cache=self.cache,
         )
@@ -556,6 +540,18 @@ class DeepPipeSurrogate(Surrogate):
             self.architecture = checkpoint.architecture  # the weights decide the shape
         self._embeddings = None  # embeddings of other weights
         return checkpoint
+
+    def _training(self, metadata: MetaData) -> dict[str, Any]:
+        """What meta-training on ``metadata`` depends on (and its cache key), as configured."""
+        return {
+            "split": self.split,
+            "validation": self.validation,
+            "architecture": self.architecture,
+            "settings": self.preset,
+            "seed": self.meta_seed,
+            "omit": self.omit,
+            "exclude": self._left_out(metadata),
+        }
 
     def _left_out(self, metadata: MetaData) -> list[str]:
         """The meta-data's datasets that meta-training must not see."""

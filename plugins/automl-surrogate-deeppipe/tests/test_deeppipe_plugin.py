@@ -39,8 +39,10 @@ def test_the_commands_meta_train_into_the_cache_and_list_it(family, tmp_path, ca
     trained = capsys.readouterr().out
     assert "epoch 5:" in trained and "best validation NLL" in trained
     assert main(["deeppipe", "list", "--json"]) == 0
-    (listed,) = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)
+    (listed,) = [row for row in rows if not row["shipped"]]
     assert listed["preset"] == "quick" and listed["epochs"] == 5 and listed["split"] == "train"
+    assert [row["metadata"] for row in rows if row["shipped"]] == ["keel-autosklearn"]
     # the same training again is read from the cache
     assert (
         main(
@@ -77,7 +79,7 @@ def test_train_replaces_the_presets_settings_given_on_the_command_line(family, t
     trained = capsys.readouterr().out
     assert "epoch 2:" in trained and "epoch 3:" not in trained
     assert main(["deeppipe", "list", "--json"]) == 0
-    (listed,) = json.loads(capsys.readouterr().out)
+    (listed,) = [row for row in json.loads(capsys.readouterr().out) if not row["shipped"]]
     assert listed["preset"] == "custom" and listed["epochs"] == 2
     assert main([*command, "--max-minutes", "0"]) != 0
     assert "--max-minutes 0.0: expected a positive number" in capsys.readouterr().err
