@@ -11,7 +11,8 @@ import pytest
 from toy_plugin import DoublesPlugin, ToyPlugin, toy_recipe
 
 from automl_core import hookimpl
-from automl_core.contracts import SearchContext, SearchStrategy
+from automl_core.contracts import SearchContext, SearchStrategy, WarmStart, WarmStarter
+from automl_core.errors import RecipeError
 from automl_core.plugins import Plugins, load_plugins
 from automl_core.trial import Candidate, Result, Trial
 from automl_engine.history import RunHistory
@@ -156,3 +157,44 @@ def test_a_surrogate_that_would_train_first_is_refused_under_a_wall_time():
     assert trained == []
     prepared_surrogate(TrainsFirst, space, SearchContext(space=space, seed=0))
     assert trained == [True]
+
+
+class TrainsFirstStarter(WarmStarter):
+    """A warm-starter that would train for minutes before suggesting (as ptem's ranker does
+    for labels it has not measured)."""
+
+    suggested: ClassVar[int] = 0
+
+    def training_before_search(self, task: Any, space: Any) -> str | None:
+        return "it would label 42 pairs by BO runs first"
+
+    def suggest(self, task: Any, space: Any, n: int | None) -> WarmStart:
+        TrainsFirstStarter.suggested += 1
+        return WarmStart(configs=space.sample(np.random.default_rng(0), 1))
+
+
+class TrainsFirstPlugin:
+    @hookimpl
+    def register_warmstarters(self, register: Any) -> None:
+        register("trains-first", TrainsFirstStarter)
+
+
+def test_a_warm_starter_that_would_train_first_is_refused_under_a_wall_time(tmp_path):
+    """Refused before any trial (validate's check, which the run repeats); an optional warm
+    start is skipped instead, the run cold; without a wall time it trains and serves."""
+    plugins = load_plugins(extra=[ToyPlugin(), TrainsFirstPlugin()], entry_points=False)
+    TrainsFirstStarter.suggested = 0
+
+    def recipe(optional: bool = False, **budget: float) -> Any:
+        warmstart = {"name": "trains-first", "optional": optional}
+        return parse_recipe(toy_recipe(warmstart=warmstart, budget=budget))
+
+    with pytest.raises(RecipeError, match="it would label 42 pairs by BO runs first"):
+        run(recipe(trials=2, wall_time=30), tmp_path / "timed", plugins=plugins)
+    assert not (tmp_path / "timed").exists() and TrainsFirstStarter.suggested == 0
+    run(recipe(True, trials=2, wall_time=30), tmp_path / "optional", plugins=plugins)
+    with RunHistory(tmp_path / "optional" / HISTORY_FILE, read_only=True) as history:
+        skipped = history.get_meta("warmstart")["info"]["skipped"]
+    assert "it would label 42 pairs" in skipped and TrainsFirstStarter.suggested == 0
+    run(recipe(trials=2), tmp_path / "untimed", plugins=plugins)
+    assert TrainsFirstStarter.suggested == 1
