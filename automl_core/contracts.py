@@ -132,9 +132,6 @@ class TaskDescription:
     #: Other names of the same dataset (its OpenML name or id, lower case), so that a
     #: warm-starter can leave the dataset itself out of its meta-data (leave-one-out).
     aliases: tuple[str, ...] = ()
-    #: Training rows of the rarest class (classification; None otherwise or unknown): how
-    #: many minority rows a holdout would validate on is what makes it reliable or not.
-    smallest_class_rows: int | None = None
     #: The table-lookup benchmark a ``benchmark`` task is on (its registered name, e.g.
     #: ``oboe``, which also names its meta-data); None for a data task.
     benchmark: str | None = None
@@ -142,6 +139,10 @@ class TaskDescription:
     #: run's own plugin registry; use it through :meth:`metadata`. None for a description
     #: made outside a run, which can then only be handed :class:`MetaData` objects.
     resolve_metadata: MetaDataResolver | None = field(default=None, compare=False, repr=False)
+    #: Training rows of the rarest class (classification; None otherwise or unknown): how
+    #: many minority rows a holdout would validate on is what makes it reliable or not.
+    #: (Last, so that descriptions built positionally keep their meaning.)
+    smallest_class_rows: int | None = None
 
     def metadata(
         self, reference: str | Path | MetaData, params: Mapping[str, Any] | None = None

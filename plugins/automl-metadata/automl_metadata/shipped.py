@@ -5,8 +5,9 @@ spaces; what a learned component needs to transfer to a user's dataset is meta-d
 *this* framework's default space. ``benchmarks/build_keel_metadata.py`` builds it by real
 runs (a design of pipelines run on every KEEL dataset, cross-validated) and
 ``automl data build`` turns the runs into a meta-data folder; the result is small (a few
-hundred KB), so it is shipped in this package under ``shipped/<name>/`` and read from there,
-with no download and no conversion.
+hundred KB), so it is shipped in this package under ``shipped/<name>/``: the first ``load``
+copies it into the cache like any converted source (with its licence and provenance), no
+download.
 """
 
 from __future__ import annotations
@@ -36,10 +37,9 @@ class ShippedMetaData(MetaDataSource):
         info = {**metadata.info, "source": self.folder, "provenance": self.provenance}
         return replace(metadata, info=info)
 
-    def load(self) -> MetaData:
-        return self.build()
-
     def is_converted(self) -> bool:
+        """Local whatever the cache holds: ``load`` copies the folder (with the licence and
+        provenance) into the cache without a download."""
         return is_metadata_folder(shipped_folder(self.folder))
 
 

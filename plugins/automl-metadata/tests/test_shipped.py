@@ -24,7 +24,7 @@ def test_keel_autosklearn_loads_from_the_package(tmp_path, monkeypatch):
     assert metadata.runtimes is not None and np.isfinite(metadata.runtimes).mean() > 0.9
     assert metadata.metafeatures is not None and len(metadata.metafeatures) == 58
     assert "keel:pima" in metadata.datasets
-    assert not (tmp_path / "empty-cache" / "metadata").exists()  # read in place
+    assert not (tmp_path / "empty-cache" / "packages").exists()  # nothing downloaded
 
 
 def test_its_configurations_are_of_the_default_space():
