@@ -69,8 +69,8 @@ def test_latent_with_ptem_runs_on_keel_pima_on_the_shipped_files(tmp_path, cache
         record = history.get_meta("warmstart")
     assert record["info"]["source"] in SOURCES
     assert origins[2].startswith("acquisition")  # proposed through the source's PTEM
-    trained = sorted(str(p.relative_to(cache)) for p in cache.rglob("*.npz"))
-    trained += sorted(str(p.relative_to(cache)) for p in (cache / "ptem").rglob("ranker.*"))
+    trained = sorted(str(p.relative_to(cache)) for p in cache.glob("latent/**/*.npz"))
+    trained += sorted(str(p.relative_to(cache)) for p in cache.glob("ptem/rankers/**/ranker.*"))
     assert trained == []  # no PTEM pre-trained, no ranker fitted
 
 
