@@ -212,10 +212,6 @@ def _pipeline_space(args: argparse.Namespace, metadata: Any, plugins: Any) -> An
         raise AutoMLError(
             f"{args.metadata}: the meta-data names no space and has no pool; give --space"
         )
-    if name not in plugins.registry.names("space"):
-        raise AutoMLError(
-            f"{args.metadata}: space {name!r} is not registered (`automl plugins --kind space`)"
-        )
     space = vector_space(plugins.create("space", name))
     if space is None:
         raise AutoMLError(f"space {name!r} has no vector encoding: DeepPipe cannot read it")
@@ -226,13 +222,14 @@ def _list(args: argparse.Namespace) -> int:
     from automl_surrogate_deeppipe.metatrain import list_checkpoints
     from automl_surrogate_deeppipe.shipped import shipped_checkpoints
 
+    shipped = shipped_checkpoints()
     rows = []
-    for path, checkpoint in list_checkpoints() + shipped_checkpoints():
+    for path, checkpoint in list_checkpoints() + shipped:
         info = checkpoint.info
         rows.append(
             {
                 "file": str(path),
-                "shipped": path.parent.name == "checkpoints",
+                "shipped": any(path == other for other, _ in shipped),
                 "metadata": info.get("metadata"),
                 "split": info.get("split"),
                 "preset": info.get("preset", "custom"),

@@ -269,19 +269,19 @@ def meta_train(
     architecture = architecture or Architecture()
     where = training_device(device)
     resolved = PRESETS[settings] if isinstance(settings, str) else settings
+    key = training_key(
+        metadata,
+        space,
+        split=split,
+        validation=validation,
+        architecture=architecture,
+        settings=resolved,
+        seed=seed,
+        omit=omit,
+        exclude=exclude,
+    )
     train_names, validation_names = split_datasets(metadata, split, validation, seed)
     exclude = _used(exclude, train_names, validation_names)
-    key = cache_key(
-        metadata,
-        split,
-        validation,
-        architecture,
-        resolved,
-        seed,
-        omit,
-        exclude,
-        _space_layout(metadata, space),
-    )
     path = checkpoint_dir() / f"{key}.pt"
     if cache and path.exists():
         try:

@@ -504,23 +504,16 @@ class DeepPipeSurrogate(Surrogate):
             return
         if str(self.checkpoint).startswith("authors:"):
             return
-        checkpoint = Checkpoint.load(Path(str(self.checkpoint)))
-        if checkpoint.layout != ours.signature():
-            raise ValueError(
-                f"{WHERE}: checkpoint {self.checkpoint} was trained on another space's layout "
-                f"(its stages: {checkpoint.layout.get('stage_names')}, inputs "
-                f"{checkpoint.layout.get('width')}; this space: {list(ours.stage_names)}, "
-                f"inputs {ours.width}): meta-train one on meta-data of this space"
-            )
+        _refuse_other_layout(
+            Checkpoint.load(Path(str(self.checkpoint))), ours, str(self.checkpoint)
+        )
 
     def _warn_if_trained_on_task(self, checkpoint: Checkpoint, what: str) -> None:
         """A checkpoint whose meta-training saw the task's own dataset has seen its answers:
         fine for a user's run, not for a measurement; said, not refused."""
         if self._task is None:
             return
-        seen = set(checkpoint.info.get("trained_on", ()))
-        names = {self._task.dataset, *getattr(self._task, "aliases", ())}
-        if seen & names:
+        if left_out_datasets(checkpoint.info.get("trained_on", ()), self._task, (), True):
             warnings.warn(
                 f"{WHERE}: {what} was meta-trained on {self._task.dataset}'s own losses; to "
                 "measure DeepPipe on it, use `metadata:` (meta-training then leaves the "
@@ -530,12 +523,7 @@ class DeepPipeSurrogate(Surrogate):
 
     def _checked(self, checkpoint: Checkpoint, what: str) -> Checkpoint:
         assert self._layout is not None
-        if checkpoint.layout != self._layout.signature():
-            raise ValueError(
-                f"{WHERE}: {what} was trained on another space's layout (its stages: "
-                f"{checkpoint.layout.get('stage_names')}, inputs {checkpoint.layout.get('width')}; "
-                f"this space: {list(self._layout.stage_names)}, inputs {self._layout.width})"
-            )
+        _refuse_other_layout(checkpoint, self._layout, what)
         if checkpoint.architecture != self.architecture:
             self.architecture = checkpoint.architecture  # the weights decide the shape
         self._embeddings = None  # embeddings of other weights
@@ -585,6 +573,16 @@ class DeepPipeSurrogate(Surrogate):
             model.reads_embeddings = self._network_frozen()
             model.set_train_data(train[0], train[1], strict=False)
             self._model = model
+
+
+def _refuse_other_layout(checkpoint: Checkpoint, layout: Layout, what: str) -> None:
+    """Weights trained on another space's per-component layout cannot score this one's."""
+    if checkpoint.layout != layout.signature():
+        raise ValueError(
+            f"{WHERE}: {what} was trained on another space's layout (its stages: "
+            f"{checkpoint.layout.get('stage_names')}, inputs {checkpoint.layout.get('width')}; "
+            f"this space: {list(layout.stage_names)}, inputs {layout.width})"
+        )
 
 
 class EmbeddingCache:
