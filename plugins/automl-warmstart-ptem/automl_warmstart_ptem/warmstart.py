@@ -130,10 +130,7 @@ class RankedPTEM(WarmStarter):
 
     def suggest(self, task: TaskDescription, space: SearchSpace, n: int | None) -> WarmStart:
         """No configurations; the surrogate state names the ranker's pick."""
-        metadata, name = self._metadata(task)
-        table = _metafeature_table(metadata, name)
-        left_out = set(left_out_datasets(metadata.datasets, task, self.exclude, self.exclude_self))
-        sources = [s for s in self.candidate_sources(metadata, table) if s not in left_out]
+        metadata, name, table, sources, left_out = self._task_sources(task)
         if len(sources) < 3:
             raise AutoMLError(
                 f"ptem: {len(sources)} source datasets of {name!r} are left once the "
@@ -212,11 +209,10 @@ class RankedPTEM(WarmStarter):
         labelled = metadata if metadata.pool is not None else with_pool(metadata, space, name)
         fingerprint = metadata_fingerprint(labelled)
         folder = self._ranker_folder(fingerprint, name, table, sources, ranker)
-        for trained in (folder, SHIPPED / "rankers" / folder.name):
-            if trained.exists():
-                return SourceRanker.load(trained)
-        stem = safe_folder_name(Path(name).name or name)  # a folder's own name, not its path
-        store = LabelStore(fingerprint, stem, self.labels)
+        stored = _stored_ranker(folder)
+        if stored is not None:
+            return SourceRanker.load(stored)
+        store = LabelStore(fingerprint, _stem(name), self.labels)
         log.info("ptem: labelling %d sources by BO runs (cached in %s)", len(sources), store.path)
         scores = leave_one_out_scores(
             TableBenchmark(labelled),
@@ -235,19 +231,15 @@ class RankedPTEM(WarmStarter):
         (A ranker refitted from labels all measured takes a second: not training.)"""
         if self.pick == "random":
             return None
-        metadata, name = self._metadata(task)
-        table = _metafeature_table(metadata, name)
-        left_out = set(left_out_datasets(metadata.datasets, task, self.exclude, self.exclude_self))
-        sources = [s for s in self.candidate_sources(metadata, table) if s not in left_out]
+        metadata, name, table, sources, _ = self._task_sources(task)
         if len(sources) < 3:
             return None  # suggest says so
         labelled = metadata if metadata.pool is not None else with_pool(metadata, space, name)
         fingerprint = metadata_fingerprint(labelled)
         ranker = SourceRanker(k=self.k, seed=self.seed)
-        folder = self._ranker_folder(fingerprint, name, table, sources, ranker)
-        if folder.exists() or (SHIPPED / "rankers" / folder.name).exists():
+        if _stored_ranker(self._ranker_folder(fingerprint, name, table, sources, ranker)):
             return None
-        store = LabelStore(fingerprint, safe_folder_name(Path(name).name or name), self.labels)
+        store = LabelStore(fingerprint, _stem(name), self.labels)
         missing = sum(
             store.get(target, source) is None
             for target in sources
@@ -285,8 +277,18 @@ class RankedPTEM(WarmStarter):
                 "columns": [str(c) for c in table.columns],
             }
         )
-        stem = safe_folder_name(Path(name).name or name)  # a folder's own name, not its path
-        return cache_dir() / "ptem" / "rankers" / f"{stem}-{key}"
+        return cache_dir() / "ptem" / "rankers" / f"{_stem(name)}-{key}"
+
+    def _task_sources(
+        self, task: TaskDescription
+    ) -> tuple[MetaData, str, pd.DataFrame, list[str], set[str]]:
+        """The meta-data, its name, its meta-feature table, the sources the ranker chooses
+        among for ``task`` (its own dataset and ``exclude`` removed) and those removed."""
+        metadata, name = self._metadata(task)
+        table = _metafeature_table(metadata, name)
+        left_out = set(left_out_datasets(metadata.datasets, task, self.exclude, self.exclude_self))
+        sources = [s for s in self.candidate_sources(metadata, table) if s not in left_out]
+        return metadata, name, table, sources, left_out
 
     def _metadata(self, task: TaskDescription) -> tuple[MetaData, str]:
         """The meta-data, and its name (the reference a recipe names it by; for a MetaData
@@ -316,6 +318,19 @@ class RankedPTEM(WarmStarter):
         if not folder.exists():
             save_metadata(metadata, folder)
         return str(folder), {}
+
+
+def _stem(name: str) -> str:
+    """The meta-data's name in cache file names: a folder's own name, not its path."""
+    return safe_folder_name(Path(name).name or name)
+
+
+def _stored_ranker(folder: Path) -> Path | None:
+    """The ranker cached in ``folder``, else the one the package ships under its name."""
+    for stored in (folder, SHIPPED / "rankers" / folder.name):
+        if stored.exists():
+            return stored
+    return None
 
 
 def with_pool(metadata: MetaData, space: SearchSpace | None, name: str) -> MetaData:
