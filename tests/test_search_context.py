@@ -11,14 +11,22 @@ import pytest
 from toy_plugin import DoublesPlugin, ToyPlugin, toy_recipe
 
 from automl_core import hookimpl
-from automl_core.contracts import SearchContext, SearchStrategy, WarmStart, WarmStarter
-from automl_core.errors import RecipeError
+from automl_core.contracts import (
+    SearchContext,
+    SearchStrategy,
+    Surrogate,
+    WarmStart,
+    WarmStarter,
+)
+from automl_core.errors import AutoMLError, RecipeError
 from automl_core.plugins import Plugins, load_plugins
+from automl_core.space import vector_space
 from automl_core.trial import Candidate, Result, Trial
 from automl_engine.history import RunHistory
 from automl_engine.recipe import parse_recipe
 from automl_engine.run_folder import ELAPSED, HISTORY_FILE
 from automl_engine.runner import run
+from automl_spaces.acquisition import prepared_surrogate
 
 
 class RecordingStrategy(SearchStrategy):
@@ -126,37 +134,66 @@ def test_a_prepared_surrogate_is_told_the_space_and_handed_the_warm_starts_state
     assert calls == ["prepare", "prepare_space"]
 
 
-def test_a_surrogate_that_would_train_first_is_refused_under_a_wall_time():
-    """The run's safety net behind validate: with time to keep (a wall time), a surrogate
-    that says it would train before the first trial is refused before it starts; without
-    one it trains."""
-    from automl_core.contracts import Surrogate
-    from automl_core.errors import AutoMLError
-    from automl_engine.testing.spaces import pool_space
-    from automl_spaces.acquisition import prepared_surrogate
+class TrainsFirstSurrogate(Surrogate):
+    """Would meta-train first when the task is known by its source's own name (what a run
+    learns when it loads the data; validation sees only the recipe's reference), as
+    DeepPipe's cache key depends on the datasets it leaves out."""
 
-    trained = []
+    prepared: ClassVar[int] = 0
 
-    class TrainsFirst(Surrogate):
-        def fit(self, X, y):
-            return self
+    def fit(self, X: Any, y: Any) -> TrainsFirstSurrogate:
+        return self
 
-        def predict(self, X):
-            return np.zeros(len(X)), np.ones(len(X))
+    def predict(self, X: Any) -> Any:
+        return np.zeros(len(X)), np.ones(len(X))
 
-        def training_before_search(self, space, task=None):
+    def training_before_search(self, space: Any, task: Any = None) -> str | None:
+        if task is not None and "breast_cancer" in task.aliases:
             return "it would meta-train for minutes (`train it` first)"
+        return None
 
-        def prepare_space(self, space, task=None):
-            trained.append(True)
+    def prepare_space(self, space: Any, task: Any = None) -> None:
+        TrainsFirstSurrogate.prepared += 1
 
-    space = pool_space()
-    timed = SearchContext(space=space, seed=0, time_budget=20.0)
-    with pytest.raises(AutoMLError, match="under a wall time, it would meta-train"):
-        prepared_surrogate(TrainsFirst, space, timed)
-    assert trained == []
-    prepared_surrogate(TrainsFirst, space, SearchContext(space=space, seed=0))
-    assert trained == [True]
+
+class PreparesSurrogate(RecordingStrategy):
+    """Random search that sets a surrogate up as model-based strategies do."""
+
+    def setup(self, context: SearchContext) -> None:
+        super().setup(context)
+        space = vector_space(context.space)
+        assert space is not None
+        prepared_surrogate(context.new_surrogate, space, context)
+
+
+class TrainsFirstSurrogatePlugin:
+    @hookimpl
+    def register_surrogates(self, register: Any) -> None:
+        register("trains-first", TrainsFirstSurrogate)
+
+    @hookimpl
+    def register_search_strategies(self, register: Any) -> None:
+        register("prepares-surrogate", PreparesSurrogate)
+
+
+def test_a_surrogate_that_would_train_first_is_refused_under_a_wall_time(tmp_path):
+    """The run's own check behind validate's: with the data loaded, a surrogate that says it
+    would train before the first trial is refused before the strategy is set up; without a
+    wall time it trains."""
+    plugins = load_plugins(
+        extra=[ToyPlugin(), DoublesPlugin(), TrainsFirstSurrogatePlugin()], entry_points=False
+    )
+    TrainsFirstSurrogate.prepared = 0
+
+    def recipe(**budget: float) -> Any:
+        search = {"strategy": "prepares-surrogate", "surrogate": "trains-first"}
+        return parse_recipe(toy_recipe(search=search, budget=budget))
+
+    with pytest.raises(AutoMLError, match="it would meta-train for minutes"):
+        run(recipe(trials=4, wall_time=30), tmp_path / "timed", plugins=plugins)
+    assert TrainsFirstSurrogate.prepared == 0
+    run(recipe(trials=4), tmp_path / "untimed", plugins=plugins)
+    assert TrainsFirstSurrogate.prepared > 0
 
 
 class TrainsFirstStarter(WarmStarter):

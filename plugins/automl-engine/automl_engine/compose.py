@@ -27,13 +27,13 @@ from automl_core.contracts import (
 )
 from automl_core.errors import AutoMLError, PluginError, RecipeError
 from automl_core.plugins import Plugins
-from automl_core.space import SearchSpace, by_kind
+from automl_core.space import SearchSpace, by_kind, vector_space
 from automl_engine.dataset import Dataset
 from automl_engine.history import RunHistory
 from automl_engine.proposals import Proposals, start
 from automl_engine.recipe import ComponentRef, Recipe, check_names, component_refs
 from automl_engine.tasks import Task, build_task
-from automl_engine.validation import check_fidelity, seeded_params
+from automl_engine.validation import check_fidelity, not_ready, seeded_params
 from automl_engine.wall_time import SetupClock, time_left
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,7 @@ def prepare(
     check_names(recipe, plugins)
     task = build_task(recipe, plugins, benchmark=benchmark, dataset=dataset, policy=policy)
     clock.lap("the task (data, meta-features, policy, the model format's import)")
+    _refuse_surrogate_training(recipe, plugins, task)
     warm_start = _warm_start(recipe, plugins, task)
     clock.lap("the warm start")
     strategy_ref = policy_strategy(recipe, task.policy, plugins)
@@ -138,6 +139,21 @@ def _check_space_kind(strategy: SearchStrategy, ref: ComponentRef, space: Search
             f"a strategy that searches {kind} spaces",
             f"{ref.name!r} searches {claimed} spaces only (its space_kinds).",
         )
+
+
+def _refuse_surrogate_training(recipe: Recipe, plugins: Plugins, task: Task) -> None:
+    """Under a wall time, the surrogate has nothing to train before the first trial. Validation
+    asked from the recipe; the task now knows all its dataset's names, which decide what
+    meta-training leaves out (and so whether its result is cached)."""
+    space = vector_space(task.space)
+    if recipe.budget.wall_time is None or recipe.search.surrogate is None or space is None:
+        return
+    factory = _surrogate_factory(recipe, plugins)
+    assert factory is not None
+    training = factory().training_before_search(space, task.description)
+    if training is not None:
+        name = recipe.search.surrogate.name
+        raise not_ready("search.surrogate", name, recipe.budget.wall_time, training)
 
 
 def _surrogate_factory(recipe: Recipe, plugins: Plugins) -> Callable[[], Surrogate] | None:
@@ -189,13 +205,8 @@ def _warm_start(recipe: Recipe, plugins: Plugins, task: Task) -> WarmStart | Non
         if recipe.budget.wall_time is not None:
             training = starter.training_before_search(task.description, task.space)
             if training is not None:
-                raise RecipeError(
-                    "warmstart",
-                    recipe.warmstart.starter.name,
-                    "a warm start ready before the first trial (budget.wall_time: "
-                    f"{recipe.budget.wall_time:g}s binds the run)",
-                    training,
-                )
+                name = recipe.warmstart.starter.name
+                raise not_ready("warmstart", name, recipe.budget.wall_time, training)
         return starter.suggest(task.description, task.space, recipe.warmstart.configs)
     except AutoMLError as error:
         if not recipe.warmstart.optional:

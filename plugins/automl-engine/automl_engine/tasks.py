@@ -481,7 +481,7 @@ def smallest_class_rows(dataset: Dataset) -> int | None:
     if dataset.task != "classification":
         return None
     _, counts = np.unique(np.asarray(dataset.y, dtype=str), return_counts=True)
-    return int(counts.min()) if len(counts) else 0
+    return int(counts.min())
 
 
 def dataset_aliases(dataset: Dataset, named_by_source: bool = True) -> tuple[str, ...]:

@@ -224,13 +224,7 @@ def _check_surrogate_fits(
         expected = "a surrogate that can model the recipe's space"
         raise RecipeError("search.surrogate", ref.name, expected, str(error)) from None
     if training is not None and recipe.budget.wall_time is not None:
-        raise RecipeError(
-            "search.surrogate",
-            ref.name,
-            f"a surrogate ready before the first trial (budget.wall_time: "
-            f"{recipe.budget.wall_time:g}s binds the run)",
-            training,
-        )
+        raise not_ready("search.surrogate", ref.name, recipe.budget.wall_time, training)
 
 
 def _check_warm_start_ready(recipe: Recipe, plugins: Plugins, space: VectorSpace) -> None:
@@ -249,13 +243,23 @@ def _check_warm_start_ready(recipe: Recipe, plugins: Plugins, space: VectorSpace
     except (ValueError, AutoMLError):
         return  # what suggest would refuse, the run says with its own message
     if training is not None:
-        raise RecipeError(
-            "warmstart",
-            ref.name,
-            "a warm start ready before the first trial (budget.wall_time: "
-            f"{recipe.budget.wall_time:g}s binds the run)",
-            training,
-        )
+        raise not_ready("warmstart", ref.name, recipe.budget.wall_time, training)
+
+
+#: How ``not_ready`` names each kind of component, by its recipe path.
+_READY = {"search.surrogate": "a surrogate", "warmstart": "a warm start"}
+
+
+def not_ready(path: str, name: str, wall_time: float, training: str) -> RecipeError:
+    """The error for a component that would train before the run's first trial (its
+    ``training_before_search`` says what) under a wall time, which cannot bound that."""
+    return RecipeError(
+        path,
+        name,
+        f"{_READY.get(path, 'a component')} ready before the first trial (budget.wall_time: "
+        f"{wall_time:g}s binds the run)",
+        training,
+    )
 
 
 def _described(recipe: Recipe, plugins: Plugins, space: VectorSpace) -> TaskDescription:
