@@ -1,4 +1,4 @@
-"""The tables of ``benchmarks/carps_bbob.py``'s CSV, as CARP-S's analysis computes them.
+"""The tables of ``benchmarks/carps_grid.py``'s CSV, as CARP-S's analysis computes them.
 
 Per task, every incumbent cost is normalised by the task's best and worst incumbent over all
 optimizers and seeds in the CSV (CARP-S's min-max normalisation, ``gather_data_utils``);

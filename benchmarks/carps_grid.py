@@ -1,15 +1,25 @@
-"""Our search strategies against SMAC3, Optuna and random search on CARP-S's BBOB tasks, run
-by CARP-S itself (issue 48): resumable, one row per finished run in a committed CSV.
+"""Our search strategies against SMAC3, Optuna and random search on CARP-S's tasks, run by
+CARP-S itself (issue 48): resumable, one row per finished run in a committed CSV.
 
-The tasks are the 12 BBOB tasks of CARP-S's black-box subselection (its ``dev`` and ``test``
-sets: 2 to 32 dimensions), at CARP-S's trial budgets (ceil(20 + 40 sqrt(d)): 77 to 247
-trials). Each (optimizer, seed, set) missing from the CSV is one ``python -m carps.run -m``
-call over its missing tasks (CARP-S's runner, loggers and seeds); its trial logs, under
-``--rundir`` (not committed: ~100 KB a run), are then read into rows::
+Two suites of tasks that need no download:
 
-    .venv-carps/bin/python benchmarks/carps_bbob.py --seeds 1 2 3 4 5 \\
+- ``bbob``: the 12 BBOB tasks of CARP-S's black-box subselection (its ``dev`` and ``test``
+  sets: 2 to 32 dimensions);
+- ``pymoo``: CARP-S's 8 unconstrained single-objective pymoo problems (Ackley, Griewank,
+  Himmelblau, Rastrigin, Rosenbrock, Schwefel and Zakharov in 2 dimensions, the sphere in 10);
+
+each at CARP-S's trial budgets (ceil(20 + 40 sqrt(d)): 77 to 247 trials). Each (optimizer,
+seed, set of tasks) missing from the CSV is one ``python -m carps.run -m`` call over its
+missing tasks (CARP-S's runner, loggers and seeds); its trial logs, under ``--rundir`` (not
+committed: ~100 KB a run), are then read into rows::
+
+    .venv-carps/bin/python benchmarks/carps_grid.py --suite bbob --seeds 1 2 3 4 5 \\
         --optimizers automl/random automl/smbo-rf automl/smbo-rf-copula automl/smbo-gp \\
         automl/evolution randomsearch/config smac20/blackbox smac20/hpo optuna/SO_TPE
+
+(CARP-S's multi-fidelity tasks, where the halving family would run, all need downloads:
+YAHPO's surrogates, HPOBench's containers, mfpbench; none is on this project's offline
+index, so the suites are black-box only.)
 
 A row: the optimizer, task, seed, trials, the incumbent's cost after 10 %, 25 %, 50 % and
 all of the trials, BBOB's optimum (f_min) and the run's wall seconds (first trial's start to
@@ -27,11 +37,18 @@ import sys
 from pathlib import Path
 
 #: CARP-S's black-box subselection's BBOB tasks, by set.
-TASKS = {
+BBOB = {
     "dev": ["subset_bbob_2_12_0", "subset_bbob_2_12_1", "subset_bbob_2_20_0", "subset_bbob_4_6_1"],
     "test": [
         "subset_bbob_16_11_0", "subset_bbob_16_1_1", "subset_bbob_2_12_2", "subset_bbob_2_6_1",
         "subset_bbob_2_9_0", "subset_bbob_32_11_0", "subset_bbob_32_9_0", "subset_bbob_8_22_0",
+    ],
+}  # fmt: skip
+#: CARP-S's unconstrained single-objective pymoo problems (one set).
+PYMOO = {
+    "unconstraint": [
+        "ackley", "griewank", "himmelblau", "rastrigin", "rosenbrock", "schwefel", "sphere",
+        "zakharov",
     ],
 }  # fmt: skip
 FRACTIONS = (0.1, 0.25, 0.5, 1.0)
@@ -41,10 +58,42 @@ COLUMNS = [
 ]  # fmt: skip
 
 
-def task_id(subset: str, name: str) -> str:
-    """``subset_bbob_16_11_0`` in set ``test`` -> CARP-S's ``blackbox/20/test/bbob/16/11/0``."""
-    dimension, function, instance = name.removeprefix("subset_bbob_").split("_")
-    return f"blackbox/20/{subset}/bbob/{dimension}/{function}/{instance}"
+class Suite:
+    """How CARP-S names a suite's tasks: the hydra group of a set, the task ids it files runs
+    under, the benchmark folder of its run logs, and each task's known optimum."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.sets = BBOB if name == "bbob" else PYMOO
+
+    def group(self, subset: str) -> str:
+        if self.name == "bbob":
+            return f"subselection/blackbox/{subset}"
+        return f"Pymoo/SO/{subset}"
+
+    def task_id(self, subset: str, name: str) -> str:
+        """``subset_bbob_16_11_0`` in set ``test`` -> ``blackbox/20/test/bbob/16/11/0``;
+        ``ackley`` -> ``Pymoo/SO/unconstraint/ackley``."""
+        if self.name == "bbob":
+            dimension, function, instance = name.removeprefix("subset_bbob_").split("_")
+            return f"blackbox/20/{subset}/bbob/{dimension}/{function}/{instance}"
+        return f"Pymoo/SO/{subset}/{name}"
+
+    @property
+    def benchmark(self) -> str:
+        return "BBOB" if self.name == "bbob" else "Pymoo"
+
+    def f_min(self, task: str) -> float:
+        """The task's optimum as its library gives it (BBOB's f_opt; a pymoo problem's Pareto
+        front, one point for one objective)."""
+        if self.name == "bbob":
+            import ioh
+
+            dimension, function, instance = (int(x) for x in task.split("/")[-3:])
+            return float(ioh.get_problem(function, instance, dimension).optimum.y)
+        from pymoo.problems import get_problem
+
+        return float(get_problem(task.rsplit("/", 1)[-1]).pareto_front().min())
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -54,13 +103,13 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(stream))
 
 
-def run_missing(optimizer: str, seed: int, subset: str, tasks: list[str], rundir: Path) -> None:
-    """CARP-S's runner over ``tasks`` (one process, hydra's multirun); ``optimizer`` is its
-    configuration's group and name, ``smac20/blackbox``."""
+def run_missing(optimizer: str, seed: int, task_group: str, tasks: list[str], rundir: Path) -> None:
+    """CARP-S's runner over ``tasks`` of ``task_group`` (one process, hydra's multirun);
+    ``optimizer`` is its configuration's group and name, ``smac20/blackbox``."""
     group, _, name = optimizer.rpartition("/")
     command = [
         sys.executable, "-m", "carps.run", "hydra.searchpath=[pkg://automl_carps/configs]",
-        f"+optimizer/{group}={name}", f"+task/subselection/blackbox/{subset}={','.join(tasks)}",
+        f"+optimizer/{group}={name}", f"+task/{task_group}={','.join(tasks)}",
         f"seed={seed}", f"baserundir={rundir}", "-m",
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -69,7 +118,9 @@ def run_missing(optimizer: str, seed: int, subset: str, tasks: list[str], rundir
         raise SystemExit(f"carps.run failed: {' '.join(command)}")
 
 
-def row_of(folder: Path, optimizer_id: str, task: str, seed: int) -> dict[str, object] | None:
+def row_of(
+    folder: Path, optimizer_id: str, task: str, seed: int, f_min: float
+) -> dict[str, object] | None:
     """The row of a finished run folder, None when it did not finish its trials."""
     log = folder / "trial_logs.jsonl"
     config = folder / ".hydra" / "config.yaml"
@@ -85,7 +136,6 @@ def row_of(folder: Path, optimizer_id: str, task: str, seed: int) -> dict[str, o
     for entry in entries:
         best = min(best, float(entry["trial_value"]["cost"]))
         costs.append(best)
-    f_min = _f_min(task)
     seconds = entries[-1]["trial_value"]["endtime"] - entries[0]["trial_value"]["starttime"]
     return {
         "optimizer": optimizer_id, "task": task, "seed": seed, "trials": len(entries),
@@ -93,13 +143,6 @@ def row_of(folder: Path, optimizer_id: str, task: str, seed: int) -> dict[str, o
            for f in FRACTIONS},
         "f_min": f_min, "seconds": round(float(seconds), 3),
     }  # fmt: skip
-
-
-def _f_min(task: str) -> float:
-    import ioh
-
-    dimension, function, instance = (int(x) for x in task.split("/")[-3:])
-    return float(ioh.get_problem(function, instance, dimension).optimum.y)
 
 
 def optimizer_id(optimizer: str, rundir: Path, before: set[Path]) -> str:
@@ -112,31 +155,34 @@ def optimizer_id(optimizer: str, rundir: Path, before: set[Path]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", choices=("bbob", "pymoo"), default="bbob")
     parser.add_argument("--optimizers", nargs="+", required=True)
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/carps_bbob.csv"))
+    parser.add_argument("--out", type=Path, help="default: benchmarks/carps_SUITE.csv")
     parser.add_argument("--rundir", type=Path, default=Path("carps-runs"))
     args = parser.parse_args()
+    suite = Suite(args.suite)
+    args.out = args.out or Path(f"benchmarks/carps_{suite.name}.csv")
     args.rundir.mkdir(parents=True, exist_ok=True)
     rows = read_rows(args.out)
     ids = _ids(args.rundir)
     for optimizer in args.optimizers:
         for seed in args.seeds:
-            for subset, names in TASKS.items():
+            for subset, names in suite.sets.items():
                 known = ids.get(optimizer)
                 done = {(r["task"], r["seed"]) for r in rows if r["optimizer"] == known}
-                missing = [n for n in names if (task_id(subset, n), str(seed)) not in done]
+                missing = [n for n in names if (suite.task_id(subset, n), str(seed)) not in done]
                 if not missing:
                     continue
                 before = {p for p in args.rundir.iterdir() if p.is_dir()}
-                run_missing(optimizer, seed, subset, missing, args.rundir)
+                run_missing(optimizer, seed, suite.group(subset), missing, args.rundir)
                 known = known or optimizer_id(optimizer, args.rundir, before)
                 ids[optimizer] = known
                 _save_ids(args.rundir, ids)
                 for name in missing:
-                    task = task_id(subset, name)
-                    folder = args.rundir / known / "BBOB" / task / str(seed)
-                    row = row_of(folder, known, task, seed)
+                    task = suite.task_id(subset, name)
+                    folder = args.rundir / known / suite.benchmark / task / str(seed)
+                    row = row_of(folder, known, task, seed, suite.f_min(task))
                     if row is None:
                         raise SystemExit(f"{folder}: the run did not finish its trials")
                     rows.append({k: str(v) for k, v in row.items()})
