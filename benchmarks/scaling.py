@@ -7,28 +7,34 @@ result and tells the strategy, for every worker. Trials that sleep (``--seconds`
 what the driver spends per trial decides whether it keeps up.
 
 * **throughput**: for each strategy (``random``, ``smbo:rf``, ``mcts:rf``), executor
-  (``processes``, ``dask``) and worker count, the driver keeps every worker busy as the run
-  loop does: ask a configuration, submit it, and on each result store it in a real SQLite
-  history and tell the strategy. The first ``W`` results warm the workers up; the next ``3W``
-  (at least 30) are timed. Printed: trials/s against the ideal ``W / seconds``, and the
+  (``processes``; ``dask``, a ``LocalCluster`` the executor starts; ``dask-scheduler``, a ``dask
+  scheduler`` and ``dask worker`` processes started from the command line, as on a cluster, the
+  executor given only the scheduler's address) and worker count, the driver keeps every worker
+  busy as the run loop does: ask a configuration, submit it, and on each result store it in a real
+  SQLite history and tell the strategy. The first ``W`` results warm the workers up; the next
+  ``3W`` (at least 30) are timed. Printed: trials/s against the ideal ``W / seconds``, and the
   driver's busy fraction (its seconds in ask, tell and store over the wall time). The
-  configurations come from the 10-d Levy problem of ``smbo_overhead.py`` (for ``mcts``, its
-  choice of two components), its loss computed in the worker.
+  configurations come from the 10-d Levy problem of ``smbo_overhead.py`` (for ``mcts``, its choice
+  of two components), its loss computed in the worker.
 * **latency**: ``--latency N``: each strategy alone, asked and told ``N`` times in sequence
   (no executor); the median ask + tell at 100, 500, 1000, 2000 and 5000 observations.
 
     python benchmarks/scaling.py --workers 1 2 4 8 16 32 64 --seconds 1 0.1
+    python benchmarks/scaling.py --executors dask dask-scheduler --workers 1 2 4 8 16
     python benchmarks/scaling.py --latency 5000 --strategies random smbo:rf mcts:rf
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 
@@ -67,12 +73,63 @@ def problem_of(spec: str) -> str:
     return "choice" if spec.startswith("mcts") else "levy"
 
 
-def executor_of(name: str, workers: int) -> Executor:
-    if name == "dask":
-        from automl_executor_dask.executor import DaskExecutor
+@contextlib.contextmanager
+def executor_of(name: str, workers: int) -> Iterator[Executor]:
+    """The executor, shut down on leaving (and for ``dask-scheduler``, its scheduler and
+    worker processes stopped)."""
+    if name == "dask-scheduler":
+        with dask_processes(workers) as address:
+            yield from _shut_down_after(dask_executor(address=address))
+    elif name == "dask":
+        yield from _shut_down_after(dask_executor(workers=workers))
+    else:
+        yield from _shut_down_after(ProcessExecutor(workers=workers))
 
-        return DaskExecutor(workers=workers)
-    return ProcessExecutor(workers=workers)
+
+def _shut_down_after(executor: Executor) -> Iterator[Executor]:
+    try:
+        yield executor
+    finally:
+        executor.shutdown()
+
+
+def dask_executor(**options: object) -> Executor:
+    from automl_executor_dask.executor import DaskExecutor
+
+    return DaskExecutor(**options)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def dask_processes(workers: int) -> Iterator[str]:
+    """A ``dask scheduler`` and ``workers`` one-thread ``dask worker`` processes, started as
+    one would on a cluster; yields the scheduler's address once every worker has joined."""
+    from distributed import Client
+
+    dask = Path(sys.executable).with_name("dask")
+    with tempfile.TemporaryDirectory() as folder:
+        file = Path(folder) / "scheduler.json"
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        scheduler = subprocess.Popen(
+            [dask, "scheduler", "--scheduler-file", file, "--port", "0",
+             "--dashboard-address", ":0"], **quiet,
+        )  # fmt: skip
+        worker = None
+        try:
+            while not file.is_file():
+                time.sleep(0.1)
+            worker = subprocess.Popen(
+                [dask, "worker", "--scheduler-file", file, "--nworkers", str(workers),
+                 "--nthreads", "1", "--no-dashboard"], **quiet,
+            )  # fmt: skip
+            with Client(scheduler_file=str(file), timeout="60s") as client:
+                client.wait_for_workers(workers, timeout=300)
+                address = client.scheduler.address
+            yield address
+        finally:
+            for process in (worker, scheduler):
+                if process is not None:
+                    process.terminate()
+                    process.wait(timeout=60)
 
 
 def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> dict[str, float]:
@@ -81,37 +138,37 @@ def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> d
     strategy = strategy_of(spec, load_plugins(), PROBLEMS[problem][0](), seed=0)
     evaluator = SleepingLevy(seconds, problem)
     warm_up, timed = workers, max(3 * workers, 30)
-    executor = executor_of(executor_name, workers)
     busy = 0.0
-    with tempfile.TemporaryDirectory() as folder, RunHistory(Path(folder) / "h.sqlite") as history:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        RunHistory(Path(folder) / "h.sqlite") as history,
+        executor_of(executor_name, workers) as executor,
+    ):
         in_flight: dict[Future[Result], Trial] = {}
         asked = told = 0
         started = None
-        try:
-            while told < warm_up + timed:
-                while len(in_flight) < workers and asked < warm_up + timed:
-                    tick = time.perf_counter()
-                    candidate = strategy.ask()
-                    trial = Trial(asked, candidate.config, candidate.budget, candidate.origin)
-                    history.start(trial)
-                    busy += time.perf_counter() - tick if started else 0.0
-                    in_flight[executor.submit(evaluator, trial)] = trial
-                    asked += 1
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                for future in done:
-                    trial = in_flight.pop(future)
-                    tick = time.perf_counter()
-                    result = future.result()
-                    history.finish(trial, result, asked=asked)
-                    strategy.tell(trial, result)
-                    told += 1
-                    if started:
-                        busy += time.perf_counter() - tick
-                    if told == warm_up:
-                        started, busy = time.perf_counter(), 0.0
-        finally:
-            executor.shutdown()
-    wall = time.perf_counter() - (started or time.perf_counter())
+        while told < warm_up + timed:
+            while len(in_flight) < workers and asked < warm_up + timed:
+                tick = time.perf_counter()
+                candidate = strategy.ask()
+                trial = Trial(asked, candidate.config, candidate.budget, candidate.origin)
+                history.start(trial)
+                busy += time.perf_counter() - tick if started else 0.0
+                in_flight[executor.submit(evaluator, trial)] = trial
+                asked += 1
+            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            for future in done:
+                trial = in_flight.pop(future)
+                tick = time.perf_counter()
+                result = future.result()
+                history.finish(trial, result, asked=asked)
+                strategy.tell(trial, result)
+                told += 1
+                if started:
+                    busy += time.perf_counter() - tick
+                if told == warm_up:
+                    started, busy = time.perf_counter(), 0.0
+        wall = time.perf_counter() - (started or time.perf_counter())  # before the shutdown
     return {"rate": timed / wall, "busy": busy / wall}
 
 
