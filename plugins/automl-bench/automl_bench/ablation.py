@@ -178,11 +178,13 @@ def parse_variant(value: str) -> Variant:
             value,
             "'LABEL {key: value, ...}', e.g. '+caruana {ensemble: {name: caruana}}'",
         )
-    overrides = tuple(
-        (str(key), yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("\n...").strip())
-        for key, v in changes.items()
-    )
+    overrides = tuple((str(key), _flow_yaml(v)) for key, v in changes.items())
     return Variant(label, overrides)
+
+
+def _flow_yaml(value: Any) -> str:
+    """``value`` as one line of YAML, the form a ``--set`` value takes."""
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("\n...").strip()
 
 
 def parse_peer(value: str) -> Variant:
@@ -198,6 +200,10 @@ def parse_peer(value: str) -> Variant:
 
 #: The keys of the base recipe's ``task`` that every cell keeps; the suite task sets the rest.
 KEPT_TASK_KEYS = ("metric", "resampling")
+#: In a variant's values, the cell's dataset: a leave-one-dataset-out ablation of a component
+#: fitted on meta-data that holds the suite's datasets names the one to leave out, e.g.
+#: ``'knd-metabu {metafeatures: {name: metabu, params: {exclude: ["{dataset}"]}}}'``.
+DATASET_PLACEHOLDER = "{dataset}"
 
 
 def plan_cells(
@@ -211,7 +217,9 @@ def plan_cells(
 def cell_recipe(base: dict[str, Any], cell: Cell) -> dict[str, Any]:
     """The recipe of a cell: the base recipe with the variant's overrides, the suite task's
     ``task`` section and the cell's seed."""
-    raw = apply_overrides(base, [f"{key}={value}" for key, value in cell.variant.overrides])
+    dataset = str(cell.task.task.get("dataset", cell.task.label))
+    overrides = [f"{key}={with_dataset(value, dataset)}" for key, value in cell.variant.overrides]
+    raw = apply_overrides(base, overrides)
     if cell.task.is_benchmark:
         raw["task"] = dict(cell.task.task)
         raw.pop("space", None)  # a benchmark's pool is the space
@@ -221,6 +229,24 @@ def cell_recipe(base: dict[str, Any], cell: Cell) -> dict[str, Any]:
     raw["seed"] = cell.seed
     raw["name"] = f"{raw.get('name', 'ablation')}-{_slug(cell.variant.label)}"
     return raw
+
+
+def with_dataset(value: str, dataset: str) -> str:
+    """A variant's value (YAML text) with :data:`DATASET_PLACEHOLDER` in its strings replaced
+    by ``dataset``; the text itself when it holds none."""
+    if DATASET_PLACEHOLDER not in value:
+        return value
+    return _flow_yaml(_substitute(yaml.safe_load(value), dataset))
+
+
+def _substitute(value: Any, dataset: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(DATASET_PLACEHOLDER, dataset)
+    if isinstance(value, dict):
+        return {key: _substitute(item, dataset) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_substitute(item, dataset) for item in value]
+    return value
 
 
 def _replaced_by_cells(key: str) -> bool:

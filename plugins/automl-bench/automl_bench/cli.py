@@ -38,7 +38,7 @@ def configure_ablate(ablate_cmd: argparse.ArgumentParser) -> None:
         metavar="'LABEL {KEY: VALUE}'",
         help="a named variant of the recipe on its own (not combined with others), e.g. "
         "'+caruana {ensemble: {name: caruana}}' or 'smbo {search.name: smbo}' "
-        "(repeatable)",
+        '(repeatable); "{dataset}" in a value stands for each cell\'s dataset',
     )
     ablate_cmd.add_argument(
         "--base-label",

@@ -26,6 +26,7 @@ from automl_bench.ablation import (
     ablate,
     cell_recipe,
     make_variants,
+    parse_variant,
     parse_vary,
     plan_cells,
 )
@@ -167,6 +168,21 @@ def test_named_variants_each_change_the_base_recipe_on_their_own() -> None:
         make_variants([], [], ["recipe {search.surrogate: gp}"])
     for raw in recipes.values():
         parse_recipe(raw)
+
+
+def test_a_variant_naming_the_dataset_leaves_each_cells_own_dataset_out() -> None:
+    variant = parse_variant(
+        "lodo {warmstart: {name: knd, params: {metadata: metabu, "
+        "metadata_params: {metadata: keel-autosklearn, exclude: ['{dataset}']}}}}"
+    )
+    for dataset in ("keel:wine", "keel:pima"):
+        raw = cell_recipe(RECIPE, Cell(variant, SuiteTask(dataset, {"dataset": dataset}), 0))
+        params = raw["warmstart"]["params"]
+        assert params["metadata_params"] == {"metadata": "keel-autosklearn", "exclude": [dataset]}
+        assert params["metadata"] == "metabu"
+    lookup = SuiteTask("pmf:1049", {"benchmark": "pmf", "dataset": "1049"})
+    raw = cell_recipe(RECIPE, Cell(variant, lookup, 0))
+    assert raw["warmstart"]["params"]["metadata_params"]["exclude"] == ["1049"]
 
 
 @pytest.mark.parametrize(
