@@ -63,7 +63,9 @@ class SMBO(SearchStrategy):
             space's last stage. On a pool, which is scored whole, it changes nothing.
         target_transform: what the surrogate is fitted to (:mod:`automl_smbo.targets`):
             ``none`` (the losses), ``log`` or ``copula`` (monotone transforms that keep the
-            order of the losses and even out heavy tails).
+            order of the losses and even out heavy tails); ``auto`` (the default): the
+            surrogate's ``preferred_target_transform`` where it names one (the random
+            forest: ``copula``, measured in issue 48), else ``none``.
         refit_every: the surrogate is fitted again once this many results have come since
             its last fit (1: before every model-based ask). Between fits an ask scores with
             the last fit, against the best loss observed now; the proposals made since are
@@ -91,7 +93,9 @@ class SMBO(SearchStrategy):
     neighbours_per_number: int = attrs.field(default=2, validator=integer(at_least=1))
     acquisition_stage: str | None = None
     component_starts: int = attrs.field(default=10, validator=integer(at_least=1))
-    target_transform: str = attrs.field(default="none", validator=one_of(*TARGET_TRANSFORMS))
+    target_transform: str = attrs.field(
+        default="auto", validator=one_of("auto", *TARGET_TRANSFORMS)
+    )
     refit_every: int = attrs.field(default=1, validator=integer(at_least=1))
 
     def __attrs_post_init__(self) -> None:
@@ -110,6 +114,8 @@ class SMBO(SearchStrategy):
         self.pool: PoolSpace | None = self.space.as_pool()
         self.rng = np.random.default_rng(context.seed)
         self.surrogate: Surrogate = prepared_surrogate(context.new_surrogate, self.space, context)
+        #: the transform the surrogate is fitted to, ``auto`` resolved
+        self.fitted_transform = fitted_transform(self.target_transform, self.surrogate)
         #: every configuration proposed or told, by key (on a pool, the ranking leaves out
         #: their candidates)
         self.seen: dict[str, Config] = {}
@@ -214,7 +220,7 @@ class SMBO(SearchStrategy):
     def _fit_and_score(self) -> Any:
         rows = [vector for vector, _ in self.observed.values()]
         losses = np.array([loss for _, loss in self.observed.values()], dtype=float)
-        losses = transform_losses(failures_as_worst(losses), self.target_transform)
+        losses = transform_losses(failures_as_worst(losses), self.fitted_transform)
         if self._fit_is_due():
             rows += list(self.pending.values())
             targets = constant_liar_targets(losses, len(self.pending), self.pending_lie)
@@ -257,3 +263,18 @@ class SMBO(SearchStrategy):
             vector = self.space.encode([trial.config])[0]
         self.seen[key] = trial.config
         self.observed[key] = (vector, result.loss if result.ok else np.inf)
+
+
+def fitted_transform(target_transform: str, surrogate: Surrogate) -> str:
+    """``target_transform``, or for ``auto`` the transform ``surrogate`` prefers (an optional
+    ``preferred_target_transform`` attribute: a forest's mean and spread follow a heavy tail
+    of losses, a GP normalises its targets), ``none`` when it names none."""
+    if target_transform != "auto":
+        return target_transform
+    preferred = str(getattr(surrogate, "preferred_target_transform", "none"))
+    if preferred not in TARGET_TRANSFORMS:
+        raise ValueError(
+            f"{type(surrogate).__name__}.preferred_target_transform is {preferred!r}: "
+            f"smbo knows {list(TARGET_TRANSFORMS)}"
+        )
+    return preferred

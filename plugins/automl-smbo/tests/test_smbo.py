@@ -220,6 +220,40 @@ def test_the_surrogate_is_fitted_to_the_transformed_losses(branin_pool, transfor
     assert np.argmin(fitted) == np.argmin(losses)
 
 
+class CopulaPreferringSurrogate(NeighbourSurrogate):
+    preferred_target_transform = "copula"
+
+
+def test_by_default_the_surrogate_is_fitted_to_the_transform_it_prefers(branin_pool):
+    """``target_transform: auto``: the surrogate's ``preferred_target_transform`` (the
+    forest's is the copula), the losses themselves for a surrogate that names none, and a
+    transform the recipe names wins over the preference."""
+    for factory, params, expected in [
+        (CopulaPreferringSurrogate, {}, "copula"),
+        (NeighbourSurrogate, {}, "none"),
+        (CopulaPreferringSurrogate, {"target_transform": "none"}, "none"),
+    ]:
+        strategy = SMBO(initial_design=5, random_fraction=0.0, **params)
+        strategy.setup(SearchContext(space=branin_pool, seed=0, surrogate_factory=factory))
+        losses = []
+        for i in range(8):
+            candidate = strategy.ask()
+            losses.append(float(pool_loss(branin_pool)(candidate.config)))
+            strategy.tell(Trial(i, candidate.config), Result(Status.OK, losses[-1]))
+        strategy.ask()
+        assert strategy.fitted_transform == expected
+        expected_targets = transform_losses(np.array(losses), expected)
+        np.testing.assert_allclose(strategy.surrogate.y, expected_targets)
+
+
+def test_a_surrogate_preferring_an_unknown_transform_is_refused_naming_it(branin_pool):
+    class Odd(NeighbourSurrogate):
+        preferred_target_transform = "sqrt"
+
+    with pytest.raises(ValueError, match=r"Odd.preferred_target_transform is 'sqrt'"):
+        SMBO().setup(SearchContext(space=branin_pool, seed=0, surrogate_factory=Odd))
+
+
 @pytest.mark.parametrize("refit_every", [1, 4])
 def test_the_surrogate_is_fitted_again_every_so_many_results(branin_pool, refit_every):
     """``refit_every``: between fits the asks score with the last fit (a batch of its next
