@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument("csv", type=Path)
     parser.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"))
     parser.add_argument("--only", nargs="+", help="these optimizers only (default: every one)")
+    parser.add_argument("--plot", type=Path, help="also draw the normalised incumbents here")
     args = parser.parse_args()
     rows = [
         row
@@ -85,6 +86,37 @@ def main() -> None:
         wins, ties = (diff < -1e-12).sum(), (abs(diff) <= 1e-12).sum()
         losses = (diff > 1e-12).sum()
         print(f"\n{a} vs {b}: {wins} wins, {ties} ties, {losses} losses over {n} tasks (end)")
+    if args.plot:
+        plot(normalised, ranks, optimizers, args.plot, f"{n} tasks, {args.csv.stem}")
+
+
+def plot(
+    normalised: dict[str, dict[str, list[float]]],
+    ranks: np.ndarray,
+    optimizers: list[str],
+    out: Path,
+    title: str,
+) -> None:
+    """The mean normalised incumbent after 10, 25, 50 and 100 % of the trials, one line per
+    optimizer (best final rank first in the legend), on a log scale."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fractions = [10, 25, 50, 100]
+    figure, axis = plt.subplots(figsize=(6.5, 4.2))
+    for j in np.argsort(ranks):
+        name = optimizers[j]
+        means = [np.mean(normalised[name][k]) for k in FRACTIONS]
+        axis.plot(fractions, means, marker="o", label=f"{name} (rank {ranks[j]:.2f})")
+    axis.set(yscale="log", xlabel="% of the task's trials", ylabel="mean normalised incumbent")
+    axis.set_title(title)
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=110)
+    print(f"\nwrote {out}")
 
 
 if __name__ == "__main__":
