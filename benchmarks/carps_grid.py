@@ -34,6 +34,8 @@ import csv
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 #: CARP-S's black-box subselection's BBOB tasks, by set.
@@ -58,42 +60,49 @@ COLUMNS = [
 ]  # fmt: skip
 
 
+@dataclass(frozen=True)
 class Suite:
-    """How CARP-S names a suite's tasks: the hydra group of a set, the task ids it files runs
-    under, the benchmark folder of its run logs, and each task's known optimum."""
+    """How CARP-S names a suite's tasks: its sets of task configurations, the hydra group of a
+    set (``{}`` the set), the task id it files a run under (``{set}``, ``{name}``), the
+    benchmark folder of its run logs, and each task's known optimum."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.sets = BBOB if name == "bbob" else PYMOO
-
-    def group(self, subset: str) -> str:
-        if self.name == "bbob":
-            return f"subselection/blackbox/{subset}"
-        return f"Pymoo/SO/{subset}"
+    name: str
+    sets: dict[str, list[str]]
+    group: str
+    task_id_format: str
+    benchmark: str
+    f_min: Callable[[str], float]
 
     def task_id(self, subset: str, name: str) -> str:
         """``subset_bbob_16_11_0`` in set ``test`` -> ``blackbox/20/test/bbob/16/11/0``;
         ``ackley`` -> ``Pymoo/SO/unconstraint/ackley``."""
-        if self.name == "bbob":
-            dimension, function, instance = name.removeprefix("subset_bbob_").split("_")
-            return f"blackbox/20/{subset}/bbob/{dimension}/{function}/{instance}"
-        return f"Pymoo/SO/{subset}/{name}"
+        return self.task_id_format.format(
+            set=subset, name=name, bbob=name.removeprefix("subset_bbob_").replace("_", "/")
+        )
 
-    @property
-    def benchmark(self) -> str:
-        return "BBOB" if self.name == "bbob" else "Pymoo"
 
-    def f_min(self, task: str) -> float:
-        """The task's optimum as its library gives it (BBOB's f_opt; a pymoo problem's Pareto
-        front, one point for one objective)."""
-        if self.name == "bbob":
-            import ioh
+def bbob_f_min(task: str) -> float:
+    """BBOB's f_opt of the task's function, instance and dimension."""
+    import ioh
 
-            dimension, function, instance = (int(x) for x in task.split("/")[-3:])
-            return float(ioh.get_problem(function, instance, dimension).optimum.y)
-        from pymoo.problems import get_problem
+    dimension, function, instance = (int(x) for x in task.split("/")[-3:])
+    return float(ioh.get_problem(function, instance, dimension).optimum.y)
 
-        return float(get_problem(task.rsplit("/", 1)[-1]).pareto_front().min())
+
+def pymoo_f_min(task: str) -> float:
+    """The pymoo problem's Pareto front: one point for one objective."""
+    from pymoo.problems import get_problem
+
+    return float(get_problem(task.rsplit("/", 1)[-1]).pareto_front().min())
+
+
+SUITES = {
+    "bbob": Suite(
+        "bbob", BBOB, "subselection/blackbox/{}", "blackbox/20/{set}/bbob/{bbob}", "BBOB",
+        bbob_f_min,
+    ),
+    "pymoo": Suite("pymoo", PYMOO, "Pymoo/SO/{}", "Pymoo/SO/{set}/{name}", "Pymoo", pymoo_f_min),
+}  # fmt: skip
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -155,13 +164,13 @@ def optimizer_id(optimizer: str, rundir: Path, before: set[Path]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--suite", choices=("bbob", "pymoo"), default="bbob")
+    parser.add_argument("--suite", choices=sorted(SUITES), default="bbob")
     parser.add_argument("--optimizers", nargs="+", required=True)
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
     parser.add_argument("--out", type=Path, help="default: benchmarks/carps_SUITE.csv")
     parser.add_argument("--rundir", type=Path, default=Path("carps-runs"))
     args = parser.parse_args()
-    suite = Suite(args.suite)
+    suite = SUITES[args.suite]
     args.out = args.out or Path(f"benchmarks/carps_{suite.name}.csv")
     args.rundir.mkdir(parents=True, exist_ok=True)
     rows = read_rows(args.out)
@@ -175,7 +184,7 @@ def main() -> None:
                 if not missing:
                     continue
                 before = {p for p in args.rundir.iterdir() if p.is_dir()}
-                run_missing(optimizer, seed, suite.group(subset), missing, args.rundir)
+                run_missing(optimizer, seed, suite.group.format(subset), missing, args.rundir)
                 known = known or optimizer_id(optimizer, args.rundir, before)
                 ids[optimizer] = known
                 _save_ids(args.rundir, ids)
