@@ -76,21 +76,16 @@ def problem_of(spec: str) -> str:
 @contextlib.contextmanager
 def executor_of(name: str, workers: int) -> Iterator[Executor]:
     """The executor, shut down on leaving (and for ``dask-scheduler``, its scheduler and
-    worker processes stopped)."""
-    if name == "dask-scheduler":
-        with dask_processes(workers) as address:
-            yield from _shut_down_after(dask_executor(address=address))
-    elif name == "dask":
-        yield from _shut_down_after(dask_executor(workers=workers))
-    else:
-        yield from _shut_down_after(ProcessExecutor(workers=workers))
-
-
-def _shut_down_after(executor: Executor) -> Iterator[Executor]:
-    try:
+    worker processes stopped after it)."""
+    with contextlib.ExitStack() as stack:
+        if name == "dask-scheduler":
+            executor = dask_executor(address=stack.enter_context(dask_processes(workers)))
+        elif name == "dask":
+            executor = dask_executor(workers=workers)
+        else:
+            executor = ProcessExecutor(workers=workers)
+        stack.callback(executor.shutdown)
         yield executor
-    finally:
-        executor.shutdown()
 
 
 def dask_executor(**options: object) -> Executor:
