@@ -7,7 +7,7 @@
 # 500 rows when a 33 % holdout would hold fewer than 30 rows of the rarest class (the
 # default's holdout picked a lucky configuration on ~13 minority rows of winequality-red-4 at
 # 300 s). About 56 x 5 x 62 s of cells: ~2.4 h at two cells at a time. Run it frozen:
-#   setsid nohup bash benchmarks/frozen_grid.sh HEAD benchmarks/issue44_catboost_caruana.sh > log 2>&1 &
+#   nohup bash benchmarks/frozen_grid.sh HEAD benchmarks/issue44_catboost_caruana.sh > log 2>&1 &
 # then `automl compare ablations/issue44-catboost-caruana-60s --failed last`.
 cd "$(dirname "$0")/.."
 exec .venv/bin/automl ablate default-classification --suite quality-classification --seed 1 \

@@ -11,11 +11,13 @@ what the driver spends per trial decides whether it keeps up.
   scheduler`` and ``dask worker`` processes started from the command line, as on a cluster, the
   executor given only the scheduler's address) and worker count, the driver keeps every worker
   busy as the run loop does: ask a configuration, submit it, and on each result store it in a real
-  SQLite history and tell the strategy. The first ``W`` results warm the workers up; the next
-  ``3W`` (at least 30) are timed. Printed: trials/s against the ideal ``W / seconds``, and the
-  driver's busy fraction (its seconds in ask, tell and store over the wall time). The
-  configurations come from the 10-d Levy problem of ``smbo_overhead.py`` (for ``mcts``, its choice
-  of two components), its loss computed in the worker.
+  SQLite history and tell the strategy. The results until every worker process has answered
+  once warm the workers up (a Dask worker starts its trial sandbox on its first trial, about a
+  second, and the scheduler may give the first ``W`` trials to fewer than ``W`` workers); the
+  next ``max(3W, 30, 3 s x W / seconds)`` are timed. Printed: trials/s against the ideal
+  ``W / seconds``, and the driver's busy fraction (its seconds in ask, tell and store over the
+  wall time). The configurations come from the 10-d Levy problem of ``smbo_overhead.py`` (for
+  ``mcts``, its choice of two components), its loss computed in the worker.
 * **latency**: ``--latency N``: each strategy alone, asked and told ``N`` times in sequence
   (no executor); the median ask + tell at 100, 500, 1000, 2000 and 5000 observations.
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import statistics
 import subprocess
@@ -64,7 +67,8 @@ class SleepingLevy(Evaluator):
     def evaluate(self, trial: Trial) -> Result:
         time.sleep(self.seconds)
         objective = PROBLEMS[self.problem][1]
-        return Result(Status.OK, objective(trial.config))
+        # which process ran it: the warm-up lasts until every worker has answered
+        return Result(Status.OK, objective(trial.config), info={"pid": os.getpid()})
 
 
 def problem_of(spec: str) -> str:
@@ -127,12 +131,20 @@ def dask_processes(workers: int) -> Iterator[str]:
                     process.wait(timeout=60)
 
 
+def timed_trials(workers: int, seconds: float) -> int:
+    """How many results are timed after the warm-up: 3 a worker and at least 30, and at least
+    3 s of ideal throughput, so that a row at 0.1 s trials is not a fraction of a second."""
+    return max(3 * workers, 30, math.ceil(3.0 * workers / seconds))
+
+
 def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> dict[str, float]:
     """Trials per second and the driver's busy fraction, after a warm-up of ``workers``."""
     problem = problem_of(spec)
     strategy = strategy_of(spec, load_plugins(), PROBLEMS[problem][0](), seed=0)
     evaluator = SleepingLevy(seconds, problem)
-    warm_up, timed = workers, max(3 * workers, 30)
+    timed = timed_trials(workers, seconds)
+    warm_up = 20 * workers  # at most: it ends once every worker has answered (below)
+    answered: set[int] = set()
     busy = 0.0
     with (
         tempfile.TemporaryDirectory() as folder,
@@ -161,8 +173,10 @@ def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> d
                 told += 1
                 if started:
                     busy += time.perf_counter() - tick
-                if told == warm_up:
+                answered.add(result.info.get("pid", 0))
+                if not started and (len(answered) == workers or told == warm_up):
                     started, busy = time.perf_counter(), 0.0
+                    warm_up = told  # the timed trials are the next ``timed``
         wall = time.perf_counter() - (started or time.perf_counter())  # before the shutdown
     return {"rate": timed / wall, "busy": busy / wall}
 
