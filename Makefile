@@ -71,7 +71,12 @@ $(CARPS_STAMP): $(STAMP) constraints.txt
 	echo '*' > $(CARPS_VENV)/.gitignore
 	echo "import site; site.addsitedir('$$($(BIN)/python -c '$(PURELIB)')')" > "$$($(CARPS_VENV)/bin/python -c '$(PURELIB)')/automl-venv.pth"
 	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q -c constraints.txt "./contrib/automl-carps[carps]"
-	$(CARPS_VENV)/bin/python -c "import carps, ioh, automl_carps.optimizer; from importlib.metadata import version as v; print('carps', v('carps'))"
+	# HEBO, the peer CARP-S runs as +optimizer/hebo=config: its wheel pins numpy < 1.25 and
+	# pymoo 0.6.0, but it imports and runs with this environment's numpy 2 and pymoo 0.6.2
+	# (checked on a BBOB task), so it is installed without its pins; gpytorch and torch come
+	# from .venv.
+	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q --no-deps hebo==0.3.6 disjoint-set==0.9.0
+	$(CARPS_VENV)/bin/python -c "import carps, ioh, automl_carps.optimizer, carps.optimizers.hebo; from importlib.metadata import version as v; print('carps', v('carps'))"
 	touch $@
 
 carps-env: $(CARPS_STAMP)
