@@ -138,13 +138,15 @@ def timed_trials(workers: int, seconds: float) -> int:
 
 
 def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> dict[str, float]:
-    """Trials per second and the driver's busy fraction, after a warm-up of ``workers``."""
+    """Trials per second and the driver's busy fraction, timed from the moment every worker
+    process has answered once (or after ``20 * workers`` results, with a warning)."""
     problem = problem_of(spec)
     strategy = strategy_of(spec, load_plugins(), PROBLEMS[problem][0](), seed=0)
     evaluator = SleepingLevy(seconds, problem)
     timed = timed_trials(workers, seconds)
-    warm_up = 20 * workers  # at most: it ends once every worker has answered (below)
-    answered: set[int] = set()
+    most_warm_up = 20 * workers
+    answered: set[int] = set()  # the worker processes heard from during the warm-up
+    end = math.inf  # results to tell in all: set once the warm-up is over
     busy = 0.0
     with (
         tempfile.TemporaryDirectory() as folder,
@@ -154,8 +156,8 @@ def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> d
         in_flight: dict[Future[Result], Trial] = {}
         asked = told = 0
         started = None
-        while told < warm_up + timed:
-            while len(in_flight) < workers and asked < warm_up + timed:
+        while told < end:
+            while len(in_flight) < workers and asked < end:
                 tick = time.perf_counter()
                 candidate = strategy.ask()
                 trial = Trial(asked, candidate.config, candidate.budget, candidate.origin)
@@ -173,10 +175,13 @@ def throughput(spec: str, executor_name: str, workers: int, seconds: float) -> d
                 told += 1
                 if started:
                     busy += time.perf_counter() - tick
-                answered.add(result.info.get("pid", 0))
-                if not started and (len(answered) == workers or told == warm_up):
-                    started, busy = time.perf_counter(), 0.0
-                    warm_up = told  # the timed trials are the next ``timed``
+                if started is None:
+                    answered.update([result.info["pid"]] if "pid" in result.info else [])
+                    if len(answered) == workers or told == most_warm_up:
+                        if len(answered) < workers:
+                            print(f"warm-up: {len(answered)} of {workers} workers answered in "
+                                  f"{told} results; timing anyway", file=sys.stderr)  # fmt: skip
+                        end, started, busy = told + timed, time.perf_counter(), 0.0
         wall = time.perf_counter() - (started or time.perf_counter())  # before the shutdown
     return {"rate": timed / wall, "busy": busy / wall}
 
