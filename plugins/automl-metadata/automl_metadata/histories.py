@@ -153,3 +153,69 @@ def _table(cells: _Cells, space: str, metric: Any, runs: int) -> MetaData:
             "failed_cells": len([c for c in cells.failed if c not in cells.losses]),
         },
     )
+
+
+def add_configurations(base: MetaData, more: MetaData) -> MetaData:
+    """``base`` with the configurations of ``more`` added as columns: meta-data built before
+    a component existed (``keel-autosklearn`` before CatBoost) extended by a design of that
+    component's pipelines run on the same datasets, so that nothing already measured is run
+    again. Both must be of one space and metric. A configuration both measured keeps
+    ``base``'s cell where it has one; a dataset only ``more`` has becomes a row (NaN under
+    ``base``'s configurations); meta-features and runtimes follow the same rule."""
+    if base.space != more.space:
+        raise AutoMLError(f"cannot add meta-data of space {more.space!r} to {base.space!r}")
+    metrics = {str(m.info.get("metric")) for m in (base, more)}
+    if len(metrics) > 1:
+        raise AutoMLError(f"cannot add losses of two metrics ({', '.join(sorted(metrics))})")
+    datasets = [*base.datasets, *(d for d in more.datasets if d not in set(base.datasets))]
+    columns = {config_key(c): j for j, c in enumerate(base.configs)}
+    configs = list(base.configs)
+    for config in more.configs:
+        if config_key(config) not in columns:
+            columns[config_key(config)] = len(configs)
+            configs.append(dict(config))
+    performance = _combined(base, more, base.performance, more.performance, datasets, columns)
+    runtimes = None
+    if base.runtimes is not None or more.runtimes is not None:
+        runtimes = _combined(base, more, base.runtimes, more.runtimes, datasets, columns)
+    tables = [t for t in (base.metafeatures, more.metafeatures) if t is not None]
+    metafeatures = None
+    if tables:
+        stacked = pd.concat(tables)
+        metafeatures = stacked[~stacked.index.duplicated(keep="first")]
+    info = {**more.info, **base.info}
+    for count in ("runs", "failed_cells"):
+        info[count] = int(base.info.get(count, 0)) + int(more.info.get(count, 0))
+    info["added_configurations"] = len(configs) - len(base.configs)
+    return MetaData(
+        datasets=datasets,
+        configs=configs,
+        performance=performance,
+        metafeatures=metafeatures,
+        runtimes=runtimes,
+        space=base.space,
+        info=info,
+    )
+
+
+def _combined(
+    base: MetaData,
+    more: MetaData,
+    base_cells: np.ndarray | None,
+    more_cells: np.ndarray | None,
+    datasets: list[str],
+    columns: dict[str, int],
+) -> np.ndarray:
+    """One datasets x configurations array: ``base``'s cells, then ``more``'s where empty."""
+    rows = {d: i for i, d in enumerate(datasets)}
+    table = np.full((len(datasets), len(columns)), np.nan)
+    if base_cells is not None:
+        table[: len(base.datasets), : len(base.configs)] = base_cells
+    if more_cells is None:
+        return table
+    for i, dataset in enumerate(more.datasets):
+        for j, config in enumerate(more.configs):
+            row, column = rows[dataset], columns[config_key(config)]
+            if np.isnan(table[row, column]):
+                table[row, column] = more_cells[i, j]
+    return table

@@ -136,3 +136,39 @@ def test_what_cannot_be_built_is_said(runs, tmp_path):
     run(parse_recipe(design_recipe("sklearn:iris", metric="accuracy")), tmp_path / "accuracy")
     with pytest.raises(AutoMLError, match="2 metrics"):
         metadata_from_runs([runs, tmp_path / "accuracy"])
+
+
+def test_added_configurations_become_columns_and_nothing_measured_is_replaced():
+    import pandas as pd
+
+    from automl_core.contracts import MetaData
+    from automl_metadata.histories import add_configurations
+
+    def table(datasets, configs, losses, source):
+        described = pd.DataFrame({"rows": [float(len(d)) for d in datasets]}, index=datasets)
+        return MetaData(
+            datasets=datasets,
+            configs=[{"model": c} for c in configs],
+            performance=np.array(losses, dtype=float),
+            runtimes=np.array(losses, dtype=float) * 10,
+            metafeatures=described,
+            space="s",
+            info={"metric": "balanced_accuracy", "source": source, "runs": len(datasets)},
+        )
+
+    base = table(["a", "b"], ["rf", "svm"], [[0.1, np.nan], [0.2, 0.3]], "shipped")
+    more = table(["b", "c"], ["svm", "catboost"], [[0.9, 0.4], [0.5, 0.6]], "histories")
+    joined = add_configurations(base, more)
+    assert joined.datasets == ["a", "b", "c"]
+    assert [c["model"] for c in joined.configs] == ["rf", "svm", "catboost"]
+    expected = [[0.1, np.nan, np.nan], [0.2, 0.3, 0.4], [np.nan, 0.5, 0.6]]
+    np.testing.assert_array_equal(joined.performance, np.array(expected))
+    np.testing.assert_array_equal(joined.runtimes, np.array(expected) * 10)
+    assert list(joined.metafeatures.index) == ["a", "b", "c"]
+    assert joined.info["source"] == "shipped" and joined.info["runs"] == 4
+    assert joined.info["added_configurations"] == 1
+
+    other_metric = table(["a"], ["lr"], [[0.5]], "x")
+    other_metric.info["metric"] = "r2"
+    with pytest.raises(AutoMLError, match="two metrics"):
+        add_configurations(base, other_metric)
