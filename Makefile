@@ -76,7 +76,9 @@ $(CARPS_STAMP): $(STAMP) constraints.txt
 	# (checked on a BBOB task), so it is installed without its pins; gpytorch and torch come
 	# from .venv.
 	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q --no-deps hebo==0.3.6 disjoint-set==0.9.0
-	$(CARPS_VENV)/bin/python -c "import carps, ioh, automl_carps.optimizer, carps.optimizers.hebo; from importlib.metadata import version as v; print('carps', v('carps'))"
+	# Nevergrad, the peer CARP-S runs as +optimizer/nevergrad=default (NGOpt)
+	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q -c constraints.txt nevergrad==1.0.12
+	$(CARPS_VENV)/bin/python -c "import carps, ioh, nevergrad, automl_carps.optimizer, carps.optimizers.hebo; from importlib.metadata import version as v; print('carps', v('carps'))"
 	touch $@
 
 carps-env: $(CARPS_STAMP)
