@@ -17,7 +17,7 @@ from automl_metadata.lcdb import LCDB
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.oboe import Oboe
 from automl_metadata.oboe_autosklearn import OboeAutoSklearn
-from automl_metadata.shipped import KeelAutoSklearn
+from automl_metadata.shipped import KeelAutoSklearn, KeelAutoSklearnCatBoost
 from automl_metadata.store import FolderMetaData, MetaDataSource
 
 #: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
@@ -39,6 +39,11 @@ SOURCES: dict[str, tuple[type[MetaDataSource], str]] = {
     "keel-autosklearn": (
         KeelAutoSklearn,
         "58 KEEL datasets x 100 autosklearn-classification pipelines, built by this project "
+        "(shipped)",
+    ),
+    "keel-autosklearn-catboost": (
+        KeelAutoSklearnCatBoost,
+        "keel-autosklearn and 12 CatBoost pipelines on the same datasets, built by this project "
         "(shipped)",
     ),
     "autosklearn": (

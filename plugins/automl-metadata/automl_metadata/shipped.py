@@ -56,3 +56,19 @@ class KeelAutoSklearn(ShippedMetaData):
         "built by automl-core's own runs (benchmarks/build_keel_metadata.py, 2026-11-27, "
         "1.97 core-hours of trials; benchmarks/metadata-builds/keel-autosklearn-2026-11-27)"
     )
+
+
+class KeelAutoSklearnCatBoost(ShippedMetaData):
+    """``keel-autosklearn`` with CatBoost's pipelines added as columns (issue 44: CatBoost
+    became a component after the table was built): its default pipeline and 11 random ones
+    of the space restricted to CatBoost (seed 0), run on the same 58 datasets with the same
+    settings. Rebuilt by ``benchmarks/build_keel_metadata.py --include classifier=catboost
+    --random 11 --max-rows 1000 --trial-time 15 --extend keel-autosklearn``."""
+
+    folder = "keel-autosklearn-catboost"
+    licence = KeelAutoSklearn.licence
+    provenance = (
+        "keel-autosklearn and automl-core's own runs of CatBoost's pipelines "
+        "(benchmarks/build_keel_metadata.py --extend, 2026-12-02; "
+        "benchmarks/metadata-builds/keel-catboost-2026-12-02)"
+    )

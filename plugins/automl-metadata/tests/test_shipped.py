@@ -38,3 +38,22 @@ def test_data_list_names_it(capsys):
     assert main(["data", "list"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("keel-autos"))
     assert "built by this project" in line
+
+
+def test_catboost_columns_extend_keel_autosklearn_without_changing_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path / "empty-cache"))
+    plugins = load_plugins()
+    base = plugins.create("metadata", "keel-autosklearn").load()
+    extended = plugins.create("metadata", "keel-autosklearn-catboost").load()
+    assert extended.datasets == base.datasets and extended.space == base.space
+    assert extended.configs[:100] == base.configs
+    np.testing.assert_array_equal(extended.performance[:, :100], base.performance)
+    added = extended.configs[100:]
+    assert len(added) == 12
+    assert all(c["classifier:__choice__"] == "catboost" for c in added)
+    assert not any(c["classifier:__choice__"] == "catboost" for c in base.configs)
+    # measured on most cells: 3 of the 11 random pipelines put CatBoost behind a kernel
+    # approximation and ran over the 15 s trial limit on nearly every dataset
+    assert np.isfinite(extended.performance[:, 100:]).mean() > 0.6
+    space = vector_space(plugins.create("space", "autosklearn-classification"))
+    assert np.isfinite(np.asarray(space.encode(added))).all()
