@@ -65,12 +65,12 @@ from pathlib import Path
 import yaml
 from automl_bench.suites import read_suite
 
-from automl_core.contracts import MetaData
 from automl_core.plugins import load_plugins
 from automl_engine.builtins.sources import keel_names
-from automl_engine.metastore import load_metadata, save_metadata
+from automl_engine.metastore import save_metadata
 from automl_metadata.commands import describe_metadata
 from automl_metadata.histories import add_configurations, metadata_from_runs
+from automl_metadata.joined import load_reference
 
 #: Imbalanced KEEL datasets, one per underlying dataset that the balanced collection lacks.
 IMBALANCED = (
@@ -139,7 +139,7 @@ def main() -> None:
     print(f"runs: {time.monotonic() - started:.0f}s in this invocation")
     metadata = metadata_from_runs([args.out / "ablation"])
     if args.extend:
-        metadata = add_configurations(load_reference(args.extend), metadata)
+        metadata = add_configurations(load_reference(args.extend, load_plugins()), metadata)
     save_metadata(metadata, args.out / "metadata")
     print("\n".join(describe_metadata(metadata)))
     print(f"saved to {args.out / 'metadata'}")
@@ -185,14 +185,6 @@ def design_space(args: argparse.Namespace) -> str | dict:
             raise SystemExit(f"--include {item!r}: expected STAGE=COMPONENT")
         include.setdefault(stage, []).append(component)
     return {"name": args.space, "params": {"include": include}}
-
-
-def load_reference(reference: str) -> MetaData:
-    """A registered meta-data source by name, else a meta-data folder."""
-    plugins = load_plugins()
-    if reference in plugins.registry.names("metadata"):
-        return plugins.create("metadata", reference, {}).load()
-    return load_metadata(Path(reference).expanduser())
 
 
 if __name__ == "__main__":

@@ -38,8 +38,8 @@ class JoinedMetaData:
 
     def load(self) -> MetaData:
         registry = registry_or_installed(self.registry)
-        losses = _load(self.performance, registry)
-        described = _load(self.metafeatures, registry)
+        losses = load_reference(self.performance, registry)
+        described = load_reference(self.metafeatures, registry)
         if described.metafeatures is None or described.metafeatures.empty:
             raise ValueError(f"joined: {self.metafeatures!r} has no meta-features")
         table = described.metafeatures.set_axis(described.metafeatures.index.astype(str), axis=0)
@@ -70,7 +70,8 @@ class JoinedMetaData:
         )
 
 
-def _load(reference: str, registry: Plugins) -> MetaData:
+def load_reference(reference: str, registry: Plugins) -> MetaData:
+    """A registered meta-data source by name, else a meta-data folder."""
     sources = registry.registry.names("metadata")
     if reference in sources:
         return registry.create("metadata", reference, {}).load()
@@ -78,6 +79,6 @@ def _load(reference: str, registry: Plugins) -> MetaData:
     if is_metadata_folder(folder):
         return load_metadata(folder)
     raise ValueError(
-        f"joined: {reference!r} is neither a registered meta-data source ({sorted(sources)}) "
+        f"{reference!r} is neither a registered meta-data source ({sorted(sources)}) "
         "nor a meta-data folder"
     )
