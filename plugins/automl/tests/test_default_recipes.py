@@ -59,4 +59,4 @@ def test_what_the_defaults_are(plugins):
     assert classification.warmstart.starter.name == "portfolio"
     assert classification.warmstart.optional
     regression = parse_recipe(plugins.get("recipe", "default-regression").obj)
-    assert regression.warmstart is None  # no regression meta-data to build a portfolio from
+    assert regression.warmstart is None  # its portfolio was level with the cold start (issue 46)
