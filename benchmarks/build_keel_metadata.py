@@ -14,7 +14,9 @@ build`` (its function) turns the runs into a meta-data folder that the ``folder`
 
 The datasets: KEEL's 43 balanced ones and ``IMBALANCED``, imbalanced ones whose underlying
 dataset is not among the balanced (one per source dataset, so that no dataset appears twice
-under two names: a leave-one-dataset-out split then leaves out all of it).
+under two names: a leave-one-dataset-out split then leaves out all of it). For the same
+reason scikit-learn's classification sets are not added: each is a copy of a KEEL dataset
+already in (docs/data.md).
 Nothing here is downloadable elsewhere: the folder is rebuilt by running this script; keep it
 out of git.
 
