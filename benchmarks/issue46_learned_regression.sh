@@ -6,10 +6,10 @@
 #   smbo + DeepPipe meta-trained  vs  smbo + DeepPipe non-transfer  vs  smbo + rf (the base)
 #   knd with Dida / Metabu / hand-crafted meta-features               (5 configurations)
 # (latent + ptem has no regression ranker or PTEMs: not in this grid.)
-# First the 11 leave-one-out DeepPipe checkpoints (preset default, 40 epochs, ~30 s each),
-# then the grid, two cells at a time, one core each, resumable (finished cells are skipped).
-# Cost: 11 tasks x 6 systems x ~65 s = ~36 min a seed at two cells at a time; SEEDS (default
-# 1: seed 0) seeds. Run it frozen:
+# First the 11 leave-one-out DeepPipe checkpoints (preset default, 40 epochs; 14-18 s each
+# on the 2-core Intel Xeon VM), then the grid, two cells at a time, one core each, resumable
+# (finished cells are skipped). Cost: 66 cells a seed, 1,997 s for seed 0 there; SEEDS
+# (default 1: seed 0) seeds. Run it frozen:
 #   setsid nohup bash benchmarks/frozen_grid.sh HEAD benchmarks/issue46_learned_regression.sh > log 2>&1 &
 # then `automl compare ablations/issue46-learned-regression-60s --failed last`.
 set -euo pipefail
