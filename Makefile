@@ -70,7 +70,7 @@ $(CARPS_STAMP): $(STAMP) constraints.txt
 	$(PYTHON) -m venv --without-pip $(CARPS_VENV)
 	echo '*' > $(CARPS_VENV)/.gitignore
 	echo "import site; site.addsitedir('$$($(BIN)/python -c '$(PURELIB)')')" > "$$($(CARPS_VENV)/bin/python -c '$(PURELIB)')/automl-venv.pth"
-	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q -c constraints.txt "./contrib/automl-carps[carps]"
+	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q -c constraints.txt -e "./contrib/automl-carps[carps]"
 	# HEBO, the peer CARP-S runs as +optimizer/hebo=config: its wheel pins numpy < 1.25 and
 	# pymoo 0.6.0, but it imports and runs with this environment's numpy 2 and pymoo 0.6.2
 	# (checked on a BBOB task), so it is installed without its pins; gpytorch and torch come
@@ -78,7 +78,14 @@ $(CARPS_STAMP): $(STAMP) constraints.txt
 	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q --no-deps hebo==0.3.6 disjoint-set==0.9.0
 	# Nevergrad, the peer CARP-S runs as +optimizer/nevergrad=default (NGOpt)
 	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q -c constraints.txt nevergrad==1.0.12
-	$(CARPS_VENV)/bin/python -c "import carps, ioh, nevergrad, automl_carps.optimizer, carps.optimizers.hebo; from importlib.metadata import version as v; print('carps', v('carps'))"
+	# CARP-S's multi-fidelity tasks that need no download: mf-prior-bench's multi-fidelity
+	# Hartmann functions (+task/MFPBench/SO/mfh=...), and DEHB, a multi-fidelity peer
+	# (+optimizer/dehb=multifidelity). Both pin numpy < 2 and run with numpy 2 (checked on
+	# those tasks); with their pins pip would put numpy 1.26 and pandas 3.0 into this
+	# environment, in front of .venv's, so they come without them.
+	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q --no-deps mf-prior-bench==1.10.0 dehb==0.1.2
+	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q -c constraints.txt more-itertools loguru
+	$(CARPS_VENV)/bin/python -c "import carps, ioh, nevergrad, mfpbench, dehb, automl_carps.optimizer, carps.optimizers.hebo, carps.optimizers.dehb; from importlib.metadata import version as v; print('carps', v('carps'))"
 	touch $@
 
 carps-env: $(CARPS_STAMP)

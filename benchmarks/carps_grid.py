@@ -8,18 +8,27 @@ Two suites of tasks that need no download:
 - ``pymoo``: CARP-S's 8 unconstrained single-objective pymoo problems (Ackley, Griewank,
   Himmelblau, Rastrigin, Rosenbrock, Schwefel and Zakharov in 2 dimensions, the sphere in 10);
 
-each at CARP-S's trial budgets (ceil(20 + 40 sqrt(d)): 77 to 247 trials). Each (optimizer,
-seed, set of tasks) missing from the CSV is one ``python -m carps.run -m`` call over its
-missing tasks (CARP-S's runner, loggers and seeds); its trial logs, under ``--rundir`` (not
-committed: ~100 KB a run), are then read into rows::
+each at CARP-S's trial budgets (ceil(20 + 40 sqrt(d)): 77 to 247 trials); and one
+multi-fidelity suite:
+
+- ``mfh``: mf-prior-bench's multi-fidelity Hartmann functions in 3 and 6 dimensions, each with
+  low fidelities that are good, moderate, bad or terrible guides to the highest (CARP-S's
+  ``MFPBench/SO/mfh`` tasks: fidelity 1 to 100, 90 and 118 trials), where the halving family
+  runs. CARP-S counts a trial there by its share of the maximum fidelity, so a run spends
+  n_trials x 100 budget units however it splits them; a row's "after 10 %" is after a tenth
+  of that budget, and its incumbent the best cost *at the maximum fidelity* (what a user could
+  deploy; a low fidelity's cost is not the function's), "nan" while there is none.
+
+Each (optimizer, seed, task) missing from the CSV is one ``python -m carps.run -m`` call
+(CARP-S's runner, loggers and seeds); its trial log, under ``--rundir`` (not committed: ~100 KB
+a run), is then read into a row, written at once::
 
     .venv-carps/bin/python benchmarks/carps_grid.py --suite bbob --seeds 1 2 3 4 5 \\
         --optimizers automl/random automl/smbo-rf automl/smbo-rf-copula automl/smbo-gp \\
         automl/evolution randomsearch/config smac20/blackbox smac20/hpo optuna/SO_TPE
 
-(CARP-S's multi-fidelity tasks, where the halving family would run, all need downloads:
-YAHPO's surrogates, HPOBench's containers, mfpbench; none is on this project's offline
-index, so the suites are black-box only.)
+(CARP-S's other multi-fidelity tasks need downloads: YAHPO's surrogates, HPOBench's
+containers, mf-prior-bench's PD1 tables.)
 
 A row: the optimizer, task, seed, trials, the incumbent's cost after 10 %, 25 %, 50 % and
 all of the trials, BBOB's optimum (f_min) and the run's wall seconds (first trial's start to
@@ -38,6 +47,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 #: CARP-S's black-box subselection's BBOB tasks, by set.
 BBOB = {
     "dev": ["subset_bbob_2_12_0", "subset_bbob_2_12_1", "subset_bbob_2_20_0", "subset_bbob_4_6_1"],
@@ -46,6 +57,12 @@ BBOB = {
         "subset_bbob_2_9_0", "subset_bbob_32_11_0", "subset_bbob_32_9_0", "subset_bbob_8_22_0",
     ],
 }  # fmt: skip
+#: mf-prior-bench's multi-fidelity Hartmann functions (one set).
+MFH = {
+    "mfh": [
+        f"mfh{d}_{quality}" for d in (3, 6) for quality in ("good", "moderate", "bad", "terrible")
+    ]
+}
 #: CARP-S's unconstrained single-objective pymoo problems (one set).
 PYMOO = {
     "unconstraint": [
@@ -72,6 +89,7 @@ class Suite:
     task_id_format: str
     benchmark: str
     f_min: Callable[[str], float]
+    multi_fidelity: bool = False
 
     def task_id(self, subset: str, name: str) -> str:
         """``subset_bbob_16_11_0`` in set ``test`` -> ``blackbox/20/test/bbob/16/11/0``;
@@ -96,12 +114,23 @@ def pymoo_f_min(task: str) -> float:
     return float(get_problem(task.rsplit("/", 1)[-1]).pareto_front().min())
 
 
+def hartmann_f_min(task: str) -> float:
+    """The Hartmann function's minimum, as mf-prior-bench bounds its value metric."""
+    import mfpbench
+
+    return float(mfpbench.get(task.rsplit("/", 1)[-1]).metrics["value"].bounds[0])
+
+
 SUITES = {
     "bbob": Suite(
         "bbob", BBOB, "subselection/blackbox/{}", "blackbox/20/{set}/bbob/{bbob}", "BBOB",
         bbob_f_min,
     ),
     "pymoo": Suite("pymoo", PYMOO, "Pymoo/SO/{}", "Pymoo/SO/{set}/{name}", "Pymoo", pymoo_f_min),
+    "mfh": Suite(
+        "mfh", MFH, "MFPBench/SO/{}", "mfpbench/SO/{set}/{name}", "MFPBench", hartmann_f_min,
+        multi_fidelity=True,
+    ),
 }  # fmt: skip
 
 
@@ -128,7 +157,7 @@ def run_missing(optimizer: str, seed: int, task_group: str, tasks: list[str], ru
 
 
 def row_of(
-    folder: Path, optimizer_id: str, task: str, seed: int, f_min: float
+    folder: Path, optimizer_id: str, task: str, seed: int, f_min: float, multi_fidelity: bool
 ) -> dict[str, object] | None:
     """The row of a finished run folder, None when it did not finish its trials."""
     log = folder / "trial_logs.jsonl"
@@ -137,21 +166,51 @@ def row_of(
         return None
     import yaml  # CARP-S's environment has it; only needed here
 
-    expected = int(yaml.safe_load(config.read_text())["task"]["optimization_resources"]["n_trials"])
+    task_config = yaml.safe_load(config.read_text())["task"]
+    expected = int(task_config["optimization_resources"]["n_trials"])
     entries = [json.loads(line) for line in log.open()]
-    if len(entries) < expected:
-        return None
-    costs, best = [], float("inf")
-    for entry in entries:
-        best = min(best, float(entry["trial_value"]["cost"]))
-        costs.append(best)
+    if multi_fidelity:
+        top = float(task_config["input_space"]["fidelity_space"]["max_fidelity"])
+        progress, incumbents = multi_fidelity_trajectory(entries, top, expected)
+        if not progress or progress[-1] < 1 - 1e-9:
+            return None
+        at = {f: incumbent_at(progress, incumbents, f) for f in FRACTIONS}
+    else:
+        if len(entries) < expected:
+            return None
+        incumbents = list(np.minimum.accumulate([e["trial_value"]["cost"] for e in entries]))
+        at = {f: incumbents[max(round(f * len(incumbents)) - 1, 0)] for f in FRACTIONS}
     seconds = entries[-1]["trial_value"]["endtime"] - entries[0]["trial_value"]["starttime"]
     return {
         "optimizer": optimizer_id, "task": task, "seed": seed, "trials": len(entries),
-        **{f"incumbent_{int(f * 100)}": costs[max(round(f * len(costs)) - 1, 0)]
-           for f in FRACTIONS},
+        **{f"incumbent_{int(f * 100)}": float(at[f]) for f in FRACTIONS},
         "f_min": f_min, "seconds": round(float(seconds), 3),
     }  # fmt: skip
+
+
+def multi_fidelity_trajectory(
+    entries: list[dict], top: float, n_trials: int
+) -> tuple[list[float], list[float]]:
+    """Per trial, the share of the run's budget (n_trials x the maximum fidelity) spent once
+    it finished, and the best cost seen at the maximum fidelity by then (NaN before any)."""
+    progress, incumbents, spent, best = [], [], 0.0, float("nan")
+    for entry in entries:
+        budget = entry["trial_info"]["budget"]
+        budget = top if budget is None else float(budget)
+        spent += budget / top
+        cost = float(entry["trial_value"]["cost"])
+        if budget >= top - 1e-9 and not cost >= best:  # NaN compares false: the first one
+            best = cost
+        progress.append(spent / n_trials)
+        incumbents.append(best)
+    return progress, incumbents
+
+
+def incumbent_at(progress: list[float], incumbents: list[float], fraction: float) -> float:
+    """The incumbent after the last trial that finished within ``fraction`` of the run (the
+    first trial's, if none did)."""
+    done = [i for i, p in enumerate(progress) if p <= fraction + 1e-9]
+    return float(incumbents[done[-1] if done else 0])
 
 
 def optimizer_id(optimizer: str, rundir: Path, before: set[Path]) -> str:
@@ -178,20 +237,23 @@ def main() -> None:
     for optimizer in args.optimizers:
         for seed in args.seeds:
             for subset, names in suite.sets.items():
-                known = ids.get(optimizer)
-                done = {(r["task"], r["seed"]) for r in rows if r["optimizer"] == known}
-                missing = [n for n in names if (suite.task_id(subset, n), str(seed)) not in done]
-                if not missing:
-                    continue
-                before = {p for p in args.rundir.iterdir() if p.is_dir()}
-                run_missing(optimizer, seed, suite.group.format(subset), missing, args.rundir)
-                known = known or optimizer_id(optimizer, args.rundir, before)
-                ids[optimizer] = known
-                _save_ids(args.rundir, ids)
-                for name in missing:
+                for name in names:
                     task = suite.task_id(subset, name)
+                    known = ids.get(optimizer)
+                    if any(
+                        (r["optimizer"], r["task"], r["seed"]) == (known, task, str(seed))
+                        for r in rows
+                    ):
+                        continue
+                    before = {p for p in args.rundir.iterdir() if p.is_dir()}
+                    # one task a call: a row is written (and can be committed) as each run
+                    # ends, so a grid stopped mid-way loses one run, not a set's
+                    run_missing(optimizer, seed, suite.group.format(subset), [name], args.rundir)
+                    known = known or optimizer_id(optimizer, args.rundir, before)
+                    ids[optimizer] = known
+                    _save_ids(args.rundir, ids)
                     folder = args.rundir / known / suite.benchmark / task / str(seed)
-                    row = row_of(folder, known, task, seed, suite.f_min(task))
+                    row = row_of(folder, known, task, seed, suite.f_min(task), suite.multi_fidelity)
                     if row is None:
                         raise SystemExit(f"{folder}: the run did not finish its trials")
                     rows.append({k: str(v) for k, v in row.items()})

@@ -11,7 +11,9 @@ pair named with ``--pair``::
     python benchmarks/carps_table.py benchmarks/carps_bbob.csv \\
         --pair automl-smbo-rf-copula automl-smbo-rf
 
-Only tasks every optimizer finished (all its seeds) are ranked.
+Only tasks every optimizer finished (all its seeds) are ranked. On a multi-fidelity suite a
+run's incumbent is empty until it has a result at the maximum fidelity; until then it counts
+as the task's worst incumbent (normalised 1).
 """
 
 from __future__ import annotations
@@ -30,14 +32,15 @@ FRACTIONS = ("incumbent_10", "incumbent_25", "incumbent_50", "incumbent_100")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("csv", type=Path)
+    parser.add_argument("csv", type=Path, nargs="+", help="one or more of carps_grid.py's CSVs")
     parser.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"))
     parser.add_argument("--only", nargs="+", help="these optimizers only (default: every one)")
     parser.add_argument("--plot", type=Path, help="also draw the normalised incumbents here")
     args = parser.parse_args()
     rows = [
         row
-        for row in csv.DictReader(args.csv.open())
+        for path in args.csv
+        for row in csv.DictReader(path.open())
         if not args.only or row["optimizer"] in args.only
     ]
     seeds: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
@@ -54,11 +57,15 @@ def main() -> None:
     final = np.zeros((len(tasks), len(optimizers)))
     for i, task in enumerate(tasks):
         values = [v[k] for o in optimizers for v in seeds[(o, task)].values() for k in FRACTIONS]
-        best, worst = min(values), max(values)
+        best, worst = np.nanmin(values), np.nanmax(values)
         span = worst - best or 1.0
         for j, o in enumerate(optimizers):
             for k in FRACTIONS:
-                mean = np.mean([v[k] for v in seeds[(o, task)].values()])
+                # a multi-fidelity run with no result at the maximum fidelity yet has no
+                # incumbent: it counts as the worst any run of the task had
+                mean = np.mean(
+                    [worst if math.isnan(v[k]) else v[k] for v in seeds[(o, task)].values()]
+                )
                 normalised[o][k].append((mean - best) / span)
             final[i, j] = normalised[o]["incumbent_100"][-1]
     ranks = np.vstack([rankdata(row) for row in final]).mean(axis=0)
@@ -87,7 +94,7 @@ def main() -> None:
         losses = (diff > 1e-12).sum()
         print(f"\n{a} vs {b}: {wins} wins, {ties} ties, {losses} losses over {n} tasks (end)")
     if args.plot:
-        plot(normalised, ranks, optimizers, args.plot, f"{n} tasks, {args.csv.stem}")
+        plot(normalised, ranks, optimizers, args.plot, f"{n} tasks, {args.csv[0].stem}")
 
 
 def plot(
@@ -110,7 +117,9 @@ def plot(
         name = optimizers[j]
         means = [np.mean(normalised[name][k]) for k in FRACTIONS]
         axis.plot(fractions, means, marker="o", label=f"{name} (rank {ranks[j]:.2f})")
-    axis.set(yscale="log", xlabel="% of the task's trials", ylabel="mean normalised incumbent")
+    axis.set(
+        yscale="log", xlabel="% of the task's trials (budget)", ylabel="mean normalised incumbent"
+    )
     axis.set_title(title)
     axis.legend(fontsize=7)
     figure.tight_layout()

@@ -12,7 +12,8 @@ relays each ask and tell::
 
 A failed evaluation (a status other than success) is told as a crash, which our strategies
 count as the worst loss seen. Multi-fidelity tasks give a strategy that races budgets the
-task's fidelity range; a strategy that races budgets on a task without one is refused.
+task's fidelity range, and every other strategy their maximum fidelity; a strategy that races
+budgets on a task without one is refused.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class AutoMLCoreOptimizer(Optimizer):
         #: our configuration of each trial asked and not yet told, by its CARP-S name
         self.asked: dict[str, tuple[Trial, str]] = {}
         self.incumbent: tuple[TrialInfo, TrialValue] | None = None
+        #: every trial told, with its origin and result (CARP-S's trial log keeps the origin
+        #: only on black-box tasks: its runner rebuilds a multi-fidelity trial's info without it)
+        self.history: list[tuple[Trial, str, Result]] = []
         self.trials = 0
 
     # -- CARP-S's contract -------------------------------------------------------------------
@@ -86,19 +90,20 @@ class AutoMLCoreOptimizer(Optimizer):
         self.trials += 1
         return TrialInfo(
             config=self._task_configuration(candidate.config),
-            budget=candidate.budget,
+            budget=self._task_budget(candidate.budget),
             name=name,
             additional_info={"origin": candidate.origin},
         )
 
     def tell(self, trial_info: TrialInfo, trial_value: TrialValue) -> None:
-        trial, _ = self.asked.pop(str(trial_info.name))
+        trial, origin = self.asked.pop(str(trial_info.name))
         cost = float(trial_value.cost)  # type: ignore[arg-type]  # one objective
         if trial_value.status == StatusType.SUCCESS:
             result = Result(Status.OK, cost)
         else:
             result = Result.failure(Status.CRASHED, f"CARP-S status {trial_value.status.name}")
         self.solver.tell(trial, result)
+        self.history.append((trial, origin, result))
         full = trial_info.budget is None or trial_info.budget >= self._max_fidelity()
         if result.ok and full and (self.incumbent is None or cost < self.incumbent[1].cost):
             self.incumbent = (trial_info, trial_value)
@@ -115,6 +120,14 @@ class AutoMLCoreOptimizer(Optimizer):
     # -- helpers -----------------------------------------------------------------------------
     def _task_configuration(self, config: Config) -> Configuration:
         return Configuration(self.configspace, values=task_values(config))
+
+    def _task_budget(self, budget: float | None) -> float | None:
+        """The budget CARP-S evaluates at: a strategy that does not race budgets asks for
+        none, which on a multi-fidelity task means its maximum (CARP-S's runner counts a
+        multi-fidelity trial by its share of the maximum, so it needs one)."""
+        if budget is None and self.task.input_space.fidelity_space.is_multifidelity:
+            return self._max_fidelity()
+        return budget
 
     def _fidelity(self, strategy: SearchStrategy) -> Fidelity | None:
         space = self.task.input_space.fidelity_space

@@ -81,3 +81,58 @@ def test_a_strategy_that_races_budgets_is_refused_on_a_task_without_a_fidelity(t
     task = make_task(config)
     with pytest.raises(ValueError, match="needs a multi-fidelity task"):
         make_optimizer(config, task).run()
+
+
+def dummy_multifidelity_run(tmp_path: Path, optimizer: str, trials: int) -> list[dict]:
+    with initialize_config_module(config_module="carps.configs", version_base=None):
+        config = compose(
+            config_name="base",
+            overrides=[
+                "+task/DUMMY=multifidelity",
+                f"+optimizer/automl={optimizer}",
+                "seed=1",
+                f"task.optimization_resources.n_trials={trials}",
+                f"baserundir={tmp_path}",
+                "hydra.searchpath=[pkg://automl_carps/configs]",
+            ],
+        )
+    Path(config.outdir).mkdir(parents=True, exist_ok=True)
+    task = make_task(config)
+    make_optimizer(config, task).run()
+    return [json.loads(line) for line in (Path(config.outdir) / "trial_logs.jsonl").open()]
+
+
+def test_a_strategy_that_does_not_race_budgets_runs_at_the_maximum_fidelity(tmp_path):
+    """CARP-S's runner needs a budget on a multi-fidelity task: random search asks for none,
+    and the adapter gives it the task's maximum."""
+    logged = dummy_multifidelity_run(tmp_path, "random", trials=6)
+    assert [entry["trial_info"]["budget"] for entry in logged] == [10] * 6
+
+
+def test_bohb_style_hyperband_proposes_from_its_forest_on_a_multifidelity_hartmann(tmp_path):
+    """mf-prior-bench's multi-fidelity Hartmann function (no download): hyperband with the
+    forest races budgets 1..100 and, once a budget has results, proposes from the model."""
+    pytest.importorskip("mfpbench", reason="needs mf-prior-bench: make carps-env")
+    with initialize_config_module(config_module="carps.configs", version_base=None):
+        config = compose(
+            config_name="base",
+            overrides=[
+                "+task/MFPBench/SO/mfh=mfh3_good",
+                "+optimizer/automl=hyperband-rf",
+                "seed=1",
+                "task.optimization_resources.n_trials=12",
+                f"baserundir={tmp_path}",
+                "hydra.searchpath=[pkg://automl_carps/configs]",
+            ],
+        )
+    Path(config.outdir).mkdir(parents=True, exist_ok=True)
+    task = make_task(config)
+    optimizer = make_optimizer(config, task)
+    optimizer.run()
+    logged = [json.loads(line) for line in (Path(config.outdir) / "trial_logs.jsonl").open()]
+    budgets = [entry["trial_info"]["budget"] for entry in logged]
+    origins = {origin for _, origin, _ in optimizer.history}
+    assert len(optimizer.history) == len(logged)
+    assert min(budgets) < 100 and max(budgets) == pytest.approx(100)
+    assert sum(budgets) / 100 == pytest.approx(12, abs=1)
+    assert any(origin.startswith("model") for origin in origins), origins
