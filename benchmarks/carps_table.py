@@ -35,13 +35,17 @@ def main() -> None:
     parser.add_argument("csv", type=Path, nargs="+", help="one or more of carps_grid.py's CSVs")
     parser.add_argument("--pair", nargs=2, action="append", default=[], metavar=("A", "B"))
     parser.add_argument("--only", nargs="+", help="these optimizers only (default: every one)")
+    parser.add_argument(
+        "--tasks", nargs="+", help="only tasks whose name contains one of these (default: all)"
+    )
     parser.add_argument("--plot", type=Path, help="also draw the normalised incumbents here")
     args = parser.parse_args()
     rows = [
         row
         for path in args.csv
         for row in csv.DictReader(path.open())
-        if not args.only or row["optimizer"] in args.only
+        if (not args.only or row["optimizer"] in args.only)
+        and (not args.tasks or any(part in row["task"] for part in args.tasks))
     ]
     seeds: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
     for row in rows:
