@@ -85,7 +85,10 @@ $(CARPS_STAMP): $(STAMP) constraints.txt
 	# environment, in front of .venv's, so they come without them.
 	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q --no-deps mf-prior-bench==1.10.0 dehb==0.1.2
 	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q -c constraints.txt more-itertools loguru
-	$(CARPS_VENV)/bin/python -c "import carps, ioh, nevergrad, mfpbench, dehb, automl_carps.optimizer, carps.optimizers.hebo, carps.optimizers.dehb; from importlib.metadata import version as v; print('carps', v('carps'))"
+	# Ax (+optimizer/Ax=config), BoTorch's GP: it brings botorch and keeps .venv's torch and
+	# gpytorch
+	$(BIN)/python -m pip --python $(CARPS_VENV)/bin/python install -q -c constraints.txt ax-platform==1.3.1
+	$(CARPS_VENV)/bin/python -c "import carps, ioh, nevergrad, mfpbench, dehb, automl_carps.optimizer, carps.optimizers.hebo, carps.optimizers.dehb, carps.optimizers.ax; from importlib.metadata import version as v; print('carps', v('carps'))"
 	touch $@
 
 carps-env: $(CARPS_STAMP)
