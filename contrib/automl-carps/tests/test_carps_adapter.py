@@ -47,43 +47,8 @@ def test_smbo_with_a_forest_runs_a_bbob_function_through_carps(tmp_path):
     assert best_info.name.startswith("trial-")
 
 
-def test_hyperband_gets_the_tasks_fidelity_range_through_carps(tmp_path):
-    """CARP-S's multi-fidelity tasks (YAHPO, HPOBench, mfpbench) need downloads; its dummy
-    multi-fidelity task (fidelity 1..10) needs none and shows the budgets relayed."""
-    with initialize_config_module(config_module="carps.configs", version_base=None):
-        config = compose(
-            config_name="base",
-            overrides=[
-                "+task/DUMMY=multifidelity",
-                "+optimizer/automl=hyperband",
-                "seed=1",
-                "task.optimization_resources.n_trials=20",
-                f"baserundir={tmp_path}",
-                "hydra.searchpath=[pkg://automl_carps/configs]",
-            ],
-        )
-    Path(config.outdir).mkdir(parents=True, exist_ok=True)
-    task = make_task(config)
-    optimizer = make_optimizer(config, task)
-    optimizer.run()
-    logged = [json.loads(line) for line in (Path(config.outdir) / "trial_logs.jsonl").open()]
-    budgets = [entry["trial_info"]["budget"] for entry in logged]
-    # CARP-S counts a multi-fidelity trial as its share of the maximum fidelity
-    assert sum(budgets) / 10 == pytest.approx(20, abs=1)
-    assert min(budgets) >= 1 and max(budgets) <= 10
-    # Hyperband's first bracket starts many configurations low and promotes the best upwards
-    assert budgets[0] < 10 and max(budgets) == pytest.approx(10)
-
-
-def test_a_strategy_that_races_budgets_is_refused_on_a_task_without_a_fidelity(tmp_path):
-    config = carps_config(tmp_path, "hyperband", "cfg_2_1_0", trials=5, seed=1)
-    Path(config.outdir).mkdir(parents=True, exist_ok=True)
-    task = make_task(config)
-    with pytest.raises(ValueError, match="needs a multi-fidelity task"):
-        make_optimizer(config, task).run()
-
-
 def dummy_multifidelity_run(tmp_path: Path, optimizer: str, trials: int) -> list[dict]:
+    """Our ``optimizer`` run by CARP-S on its dummy multi-fidelity task; its trial log."""
     with initialize_config_module(config_module="carps.configs", version_base=None):
         config = compose(
             config_name="base",
@@ -100,6 +65,26 @@ def dummy_multifidelity_run(tmp_path: Path, optimizer: str, trials: int) -> list
     task = make_task(config)
     make_optimizer(config, task).run()
     return [json.loads(line) for line in (Path(config.outdir) / "trial_logs.jsonl").open()]
+
+
+def test_hyperband_gets_the_tasks_fidelity_range_through_carps(tmp_path):
+    """CARP-S's dummy multi-fidelity task (fidelity 1..10, a constant) shows the budgets
+    relayed."""
+    logged = dummy_multifidelity_run(tmp_path, "hyperband", trials=20)
+    budgets = [entry["trial_info"]["budget"] for entry in logged]
+    # CARP-S counts a multi-fidelity trial as its share of the maximum fidelity
+    assert sum(budgets) / 10 == pytest.approx(20, abs=1)
+    assert min(budgets) >= 1 and max(budgets) <= 10
+    # Hyperband's first bracket starts many configurations low and promotes the best upwards
+    assert budgets[0] < 10 and max(budgets) == pytest.approx(10)
+
+
+def test_a_strategy_that_races_budgets_is_refused_on_a_task_without_a_fidelity(tmp_path):
+    config = carps_config(tmp_path, "hyperband", "cfg_2_1_0", trials=5, seed=1)
+    Path(config.outdir).mkdir(parents=True, exist_ok=True)
+    task = make_task(config)
+    with pytest.raises(ValueError, match="needs a multi-fidelity task"):
+        make_optimizer(config, task).run()
 
 
 def test_a_strategy_that_does_not_race_budgets_runs_at_the_maximum_fidelity(tmp_path):
