@@ -178,6 +178,7 @@ def row_of(
     else:
         if len(entries) < expected:
             return None
+        # the committed black-box rows were read at trial round(f * n); kept so they compare
         incumbents = list(np.minimum.accumulate([e["trial_value"]["cost"] for e in entries]))
         at = {f: incumbents[max(round(f * len(incumbents)) - 1, 0)] for f in FRACTIONS}
     seconds = entries[-1]["trial_value"]["endtime"] - entries[0]["trial_value"]["starttime"]
